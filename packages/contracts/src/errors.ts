@@ -1,0 +1,56 @@
+/**
+ * Stable error codes. A boundary (CLI, gateway, tool result) converts a {@link DemiurgeError}
+ * into a message for a person or `{ code, message }` for a client, once.
+ */
+export const ErrorCode = {
+  StreamVersionConflict: 'stream_version_conflict',
+  StreamTypeMismatch: 'stream_type_mismatch',
+  EventValidation: 'event_validation',
+  UnknownEventType: 'unknown_event_type',
+  InvalidAppend: 'invalid_append',
+  DatabaseNewerThanCode: 'database_newer_than_code',
+  CorruptDatabase: 'corrupt_database',
+  StoreBusy: 'store_busy',
+  StoreClosed: 'store_closed',
+  ProjectorFailed: 'projector_failed',
+  UnknownProjector: 'unknown_projector',
+} as const;
+export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
+
+/** Base of every typed Demiurge error: a literal `name`, a stable `code`, explicit fields, a `cause`. */
+export abstract class DemiurgeError extends Error {
+  abstract override readonly name: string;
+  abstract readonly code: ErrorCode;
+  /** The error as structured data, for a client. */
+  toJSON(): { code: ErrorCode; message: string } {
+    return { code: this.code, message: this.message };
+  }
+}
+
+/** Event data (or meta) did not match its zod schema. `path` is the zod issue path. */
+export class EventValidationError extends DemiurgeError {
+  override readonly name = 'EventValidationError';
+  readonly code = ErrorCode.EventValidation;
+  constructor(
+    readonly type: string,
+    readonly path: readonly PropertyKey[],
+    readonly detail: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`invalid ${type} event at ${formatPath(path)}: ${detail}`, options);
+  }
+}
+
+/** An event type that no registered schema describes. */
+export class UnknownEventTypeError extends DemiurgeError {
+  override readonly name = 'UnknownEventTypeError';
+  readonly code = ErrorCode.UnknownEventType;
+  constructor(readonly type: string) {
+    super(`unknown event type "${type}": no schema is registered for it`);
+  }
+}
+
+export function formatPath(path: readonly PropertyKey[]): string {
+  if (path.length === 0) return '(root)';
+  return path.map((p) => (typeof p === 'number' ? `[${p}]` : String(p))).join('.').replace(/\.\[/g, '[');
+}

@@ -1,0 +1,108 @@
+import { z } from 'zod';
+import { defineEvent } from '../registry.js';
+import { MessageId, RunId, SessionId, TurnId } from '../ids.js';
+
+/** A channel binding: the same core + channel + conversation key always resolves to one session. */
+export const ChannelBinding = z.object({
+  coreId: z.string().min(1),
+  channel: z.string().min(1),
+  conversationKey: z.string().min(1),
+});
+export type ChannelBinding = z.infer<typeof ChannelBinding>;
+
+export const SessionCreated = defineEvent({
+  type: 'session.created',
+  schemaVersion: 1,
+  description: 'A session (the continuity boundary of a conversation) was created.',
+  data: z.object({
+    sessionId: SessionId,
+    title: z.string().min(1),
+    coreId: z.string().min(1),
+    binding: ChannelBinding.optional(),
+  }),
+});
+
+export const SessionUpdated = defineEvent({
+  type: 'session.updated',
+  schemaVersion: 1,
+  description: "A session's title changed.",
+  data: z.object({ sessionId: SessionId, title: z.string().min(1) }),
+});
+
+export const SessionArchived = defineEvent({
+  type: 'session.archived',
+  schemaVersion: 1,
+  description: 'A session was archived; it stays readable for audit.',
+  data: z.object({ sessionId: SessionId, reason: z.string().min(1) }),
+});
+
+/**
+ * How a message takes part in later model context: `persist` (history), `model_hidden`
+ * (kept for people, never sent to the model) or `transient` (shown once, not in history).
+ */
+export const MessageVisibility = z.enum(['persist', 'model_hidden', 'transient']);
+export type MessageVisibility = z.infer<typeof MessageVisibility>;
+
+export const MessageRecorded = defineEvent({
+  type: 'message.recorded',
+  schemaVersion: 1,
+  description: 'A user, assistant, system or tool message was recorded in a session.',
+  data: z.object({
+    messageId: MessageId,
+    sessionId: SessionId,
+    turnId: TurnId.optional(),
+    role: z.enum(['user', 'assistant', 'system', 'tool']),
+    text: z.string(),
+    visibility: MessageVisibility,
+  }),
+});
+
+export const TurnStarted = defineEvent({
+  type: 'turn.started',
+  schemaVersion: 1,
+  description: 'A turn (one user/agent interaction) began in a session.',
+  data: z.object({
+    turnId: TurnId,
+    sessionId: SessionId,
+    runId: RunId.optional(),
+    inputMessageId: MessageId.optional(),
+  }),
+});
+
+export const Usage = z.object({
+  inputTokens: z.number().int().nonnegative(),
+  outputTokens: z.number().int().nonnegative(),
+});
+
+export const TurnCompleted = defineEvent({
+  type: 'turn.completed',
+  schemaVersion: 1,
+  description: 'A turn finished with an assistant response.',
+  data: z.object({
+    turnId: TurnId,
+    sessionId: SessionId,
+    outputMessageId: MessageId.optional(),
+    usage: Usage.optional(),
+  }),
+});
+
+export const TurnFailed = defineEvent({
+  type: 'turn.failed',
+  schemaVersion: 1,
+  description: 'A turn ended with an error.',
+  data: z.object({
+    turnId: TurnId,
+    sessionId: SessionId,
+    error: z.object({ code: z.string().min(1), message: z.string().min(1) }),
+  }),
+});
+
+export const sessionEvents = [
+  SessionCreated,
+  SessionUpdated,
+  SessionArchived,
+  MessageRecorded,
+  TurnStarted,
+  TurnCompleted,
+  TurnFailed,
+] as const;

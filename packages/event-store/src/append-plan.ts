@@ -1,0 +1,157 @@
+import {
+  type Clock,
+  EventMeta,
+  EventValidationError,
+  type EventRegistry,
+  type IdGenerator,
+  IdPrefix,
+  type RecordedEvent,
+  systemActor,
+} from '@demiurge/contracts';
+import type { AppendOptions, AppendStream } from './event-store.js';
+import { type ExpectedVersion, InvalidAppendError, StreamVersionConflictError } from './errors.js';
+
+/** An event validated and stamped, waiting for its position and stream version. */
+export interface PlannedEvent {
+  readonly eventId: string;
+  readonly type: string;
+  readonly schemaVersion: number;
+  readonly data: unknown;
+  readonly meta: EventMeta;
+}
+
+export interface PlannedStream {
+  readonly streamType: string;
+  readonly streamId: string;
+  readonly expectedVersion: ExpectedVersion;
+  readonly events: readonly PlannedEvent[];
+}
+
+/** A validated append: what every store checks before it touches storage. */
+export interface AppendPlan {
+  readonly streams: readonly PlannedStream[];
+  readonly idempotencyKey: string | undefined;
+  readonly recordedAt: string;
+  readonly eventCount: number;
+}
+
+const STREAM_TYPE = /^[a-z][a-z0-9_-]*$/;
+const MAX_ID_LENGTH = 256;
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is refused
+const CONTROL = /[\u0000-\u001f\u007f]/;
+
+/**
+ * Validates an append request and every event's data and meta against the registry.
+ * Throws {@link InvalidAppendError} or `EventValidationError` / `UnknownEventTypeError`; stores call it
+ * before opening a transaction, so bad input never reaches the log.
+ */
+export function planAppend(
+  input: AppendStream | readonly AppendStream[],
+  options: AppendOptions | undefined,
+  deps: { registry: EventRegistry; ids: IdGenerator; clock: Clock },
+): AppendPlan {
+  const streams: readonly AppendStream[] = isStreamList(input) ? input : [input];
+  if (streams.length === 0) throw new InvalidAppendError('an append needs at least one stream');
+  const key = options?.idempotencyKey;
+  if (key !== undefined && (key.length === 0 || key.length > MAX_ID_LENGTH || CONTROL.test(key))) {
+    throw new InvalidAppendError(`idempotency key must be 1-${MAX_ID_LENGTH} printable characters`);
+  }
+  const seen = new Set<string>();
+  let eventCount = 0;
+  const planned = streams.map((stream): PlannedStream => {
+    checkStreamHeader(stream);
+    if (seen.has(stream.streamId)) {
+      throw new InvalidAppendError(`stream ${stream.streamId} appears twice in one append; merge its events`);
+    }
+    seen.add(stream.streamId);
+    eventCount += stream.events.length;
+    return {
+      streamType: stream.streamType,
+      streamId: stream.streamId,
+      expectedVersion: stream.expectedVersion,
+      events: stream.events.map((event) => {
+        if (event === null || typeof event !== 'object' || typeof event.type !== 'string') {
+          throw new InvalidAppendError(`stream ${stream.streamId} has an event without a type`);
+        }
+        const { data, schemaVersion } = deps.registry.validate(event.type, event.data);
+        const meta = EventMeta.safeParse({ actor: systemActor, ...options?.meta, ...event.meta });
+        if (!meta.success) {
+          const issue = meta.error.issues[0];
+          throw new EventValidationError(event.type, ['meta', ...(issue?.path ?? [])], issue?.message ?? 'invalid');
+        }
+        const eventId = event.eventId ?? deps.ids.next(IdPrefix.event);
+        if (typeof eventId !== 'string' || eventId.length === 0 || eventId.length > MAX_ID_LENGTH) {
+          throw new InvalidAppendError(`event id must be a non-empty string of at most ${MAX_ID_LENGTH} characters`);
+        }
+        return { eventId, type: event.type, schemaVersion, data, meta: meta.data };
+      }),
+    };
+  });
+  return {
+    streams: planned,
+    idempotencyKey: key,
+    recordedAt: new Date(deps.clock.now()).toISOString(),
+    eventCount,
+  };
+}
+
+function isStreamList(input: AppendStream | readonly AppendStream[]): input is readonly AppendStream[] {
+  return Array.isArray(input);
+}
+
+function checkStreamHeader(stream: AppendStream): void {
+  if (typeof stream.streamId !== 'string' || stream.streamId.length === 0 || stream.streamId.length > MAX_ID_LENGTH) {
+    throw new InvalidAppendError(`stream id must be a non-empty string of at most ${MAX_ID_LENGTH} characters`);
+  }
+  if (typeof stream.streamType !== 'string' || !STREAM_TYPE.test(stream.streamType)) {
+    throw new InvalidAppendError(
+      `stream ${stream.streamId} has stream type ${JSON.stringify(stream.streamType)}; use a lower-case name like "task"`,
+    );
+  }
+  const v = stream.expectedVersion;
+  if (v !== 'any' && v !== 'no_stream' && !(Number.isInteger(v) && v >= 0)) {
+    throw new InvalidAppendError(
+      `stream ${stream.streamId} has expected version ${JSON.stringify(v)}; use a version >= 0, "no_stream" or "any"`,
+    );
+  }
+  if (!Array.isArray(stream.events) || stream.events.length === 0) {
+    throw new InvalidAppendError(`stream ${stream.streamId} has no events to append`);
+  }
+}
+
+/** Throws {@link StreamVersionConflictError} unless a stream at `actual` satisfies `expected`. */
+export function checkExpectedVersion(streamId: string, expected: ExpectedVersion, actual: number): void {
+  if (expected === 'any') return;
+  const want = expected === 'no_stream' ? 0 : expected;
+  if (want !== actual) throw new StreamVersionConflictError(streamId, expected, actual);
+}
+
+/** Builds the recorded event for a planned one at its position and version. */
+export function toRecorded(
+  plan: AppendPlan,
+  stream: PlannedStream,
+  event: PlannedEvent,
+  position: number,
+  streamVersion: number,
+): RecordedEvent {
+  return {
+    position,
+    eventId: event.eventId,
+    streamType: stream.streamType,
+    streamId: stream.streamId,
+    streamVersion,
+    type: event.type,
+    schemaVersion: event.schemaVersion,
+    data: event.data,
+    meta: event.meta,
+    recordedAt: plan.recordedAt,
+  };
+}
+
+/**
+ * The stored idempotency key of the i-th event of an append: the key itself on the first event,
+ * `key<US>i` on the rest (control characters are refused in keys, so these cannot collide).
+ */
+export function eventIdempotencyKey(key: string, index: number): string {
+  return index === 0 ? key : `${key}\u001f${index}`;
+}

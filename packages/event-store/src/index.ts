@@ -1,0 +1,52 @@
+export type {
+  AppendOptions,
+  AppendResult,
+  AppendStream,
+  EventStore,
+  IterateOptions,
+  ReadAllOptions,
+  ReadStreamOptions,
+  RebuildOptions,
+  RebuildProgress,
+  RebuildReport,
+  SubscribeOptions,
+} from './event-store.js';
+export {
+  CorruptDatabaseError,
+  DatabaseNewerThanCodeError,
+  type ExpectedVersion,
+  InvalidAppendError,
+  ProjectorFailedError,
+  StoreBusyError,
+  StoreClosedError,
+  StreamTypeMismatchError,
+  StreamVersionConflictError,
+  UnknownProjectorError,
+} from './errors.js';
+export {
+  defineProjector,
+  type ListOptions,
+  type ProjectionReader,
+  type ProjectionTx,
+  type Projector,
+  type ProjectorCheckpoint,
+  type ProjectorDefinition,
+} from './projector.js';
+export {
+  type AppendPlan,
+  checkExpectedVersion,
+  eventIdempotencyKey,
+  type PlannedEvent,
+  type PlannedStream,
+  planAppend,
+  toRecorded,
+} from './append-plan.js';
+export { catchUpSubscription } from './catch-up.js';
+export { encodeDocument, selectIds } from './memory-projection-tx.js';
+export { applyOne, assertDistinctProjectors, selectProjectors } from './projector-set.js';
+export {
+  createInMemoryEventStore,
+  createInMemoryLog,
+  type InMemoryEventStoreOptions,
+  type InMemoryLog,
+} from './memory-event-store.js';

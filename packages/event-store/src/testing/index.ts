@@ -1,0 +1,16 @@
+export {
+  type ConformanceContext,
+  created,
+  describeEventStoreConformance,
+  incremented,
+} from './conformance.js';
+export type { EventStoreHarness, OpenStoreOptions } from './harness.js';
+export {
+  counterProjector,
+  notesProjector,
+  poisonProjector,
+  TestCreated,
+  TestIncremented,
+  TestNoted,
+  testEventRegistry,
+} from './fixtures.js';
