@@ -1,0 +1,92 @@
+import type { EventMeta, EventRegistry, RecordedEvent } from '@demiurge/contracts';
+import type Database from 'better-sqlite3';
+
+/** An `events` row as better-sqlite3 returns it. */
+export interface EventRow {
+  position: number;
+  event_id: string;
+  stream_type: string;
+  stream_id: string;
+  stream_version: number;
+  type: string;
+  schema_version: number;
+  data: string;
+  meta: string;
+  recorded_at: string;
+}
+
+/** Turns a row into a recorded event, upcasting and validating its data. */
+export function decodeRow(registry: EventRegistry, row: EventRow): RecordedEvent {
+  return {
+    position: row.position,
+    eventId: row.event_id,
+    streamType: row.stream_type,
+    streamId: row.stream_id,
+    streamVersion: row.stream_version,
+    type: row.type,
+    schemaVersion: registry.get(row.type).schemaVersion,
+    data: registry.read(row.type, row.schema_version, JSON.parse(row.data)),
+    meta: JSON.parse(row.meta) as EventMeta,
+    recordedAt: row.recorded_at,
+  };
+}
+
+const COLUMNS =
+  'position, event_id, stream_type, stream_id, stream_version, type, schema_version, data, meta, recorded_at';
+
+/** The statements of the append and publish paths, prepared once per connection. */
+export class LogStatements {
+  readonly begin: Database.Statement;
+  readonly commit: Database.Statement;
+  readonly rollback: Database.Statement;
+  readonly savepoint: Database.Statement;
+  readonly release: Database.Statement;
+  readonly rollbackTo: Database.Statement;
+  readonly insert: Database.Statement;
+  readonly streamHead: Database.Statement<[string], { stream_version: number; stream_type: string }>;
+  readonly head: Database.Statement<[], number>;
+  readonly dataVersion: Database.Statement<[], number>;
+  readonly keyPosition: Database.Statement<[string], number>;
+  readonly keyEvents: Database.Statement<[string, string, string], EventRow>;
+  readonly after: Database.Statement<[number, number, number], EventRow>;
+  readonly setCheckpoint: Database.Statement<[number, string]>;
+  readonly upsertCheckpoint: Database.Statement<[string, number, number]>;
+  readonly checkpoints: Database.Statement<[], { name: string; version: number; position: number }>;
+
+  constructor(db: Database.Database) {
+    this.begin = db.prepare('BEGIN IMMEDIATE');
+    this.commit = db.prepare('COMMIT');
+    this.rollback = db.prepare('ROLLBACK');
+    this.savepoint = db.prepare('SAVEPOINT demiurge_append');
+    this.release = db.prepare('RELEASE demiurge_append');
+    this.rollbackTo = db.prepare('ROLLBACK TO demiurge_append');
+    this.insert = db.prepare(
+      `INSERT INTO events (event_id, stream_type, stream_id, stream_version, type, schema_version, data, meta,
+         recorded_at, idempotency_key) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    );
+    this.streamHead = db.prepare(
+      'SELECT stream_version, stream_type FROM events WHERE stream_id = ? ORDER BY stream_version DESC LIMIT 1',
+    );
+    this.head = db.prepare('SELECT COALESCE(MAX(position), 0) FROM events').pluck() as Database.Statement<[], number>;
+    this.dataVersion = db.prepare('PRAGMA data_version').pluck() as Database.Statement<[], number>;
+    this.keyPosition = db.prepare('SELECT position FROM events WHERE idempotency_key = ?').pluck() as Database.Statement<
+      [string],
+      number
+    >;
+    this.keyEvents = db.prepare(
+      `SELECT ${COLUMNS} FROM events WHERE idempotency_key = ? OR (idempotency_key > ? AND idempotency_key < ?)
+       ORDER BY position`,
+    );
+    this.after = db.prepare(
+      `SELECT ${COLUMNS} FROM events WHERE position > ? AND position <= ? ORDER BY position LIMIT ?`,
+    );
+    this.setCheckpoint = db.prepare('UPDATE projector_checkpoints SET position = ? WHERE name = ?');
+    this.upsertCheckpoint = db.prepare(
+      `INSERT INTO projector_checkpoints (name, version, position) VALUES (?, ?, ?)
+       ON CONFLICT (name) DO UPDATE SET version = excluded.version, position = excluded.position`,
+    );
+    this.checkpoints = db.prepare('SELECT name, version, position FROM projector_checkpoints');
+  }
+}
+
+export const EVENT_COLUMNS = COLUMNS;

@@ -1,0 +1,62 @@
+import { type CompiledQuery, type Kysely, sql } from 'kysely';
+import type { StoreSchema } from './schema.js';
+
+/** One schema step; `up` returns the statements, compiled by Kysely's schema builder. */
+export interface Migration {
+  readonly version: number;
+  readonly name: string;
+  up(db: Kysely<StoreSchema>): CompiledQuery[];
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: migrations create tables the typed schema does not know yet
+type AnyDb = Kysely<any>;
+
+export const migrations: readonly Migration[] = [
+  {
+    version: 1,
+    name: '001_event_log',
+    up: (typed) => {
+      const db = typed as AnyDb;
+      return [
+        db.schema
+          .createTable('events')
+          .addColumn('position', 'integer', (c) => c.primaryKey())
+          .addColumn('event_id', 'text', (c) => c.notNull().unique())
+          .addColumn('stream_type', 'text', (c) => c.notNull())
+          .addColumn('stream_id', 'text', (c) => c.notNull())
+          .addColumn('stream_version', 'integer', (c) => c.notNull())
+          .addColumn('type', 'text', (c) => c.notNull())
+          .addColumn('schema_version', 'integer', (c) => c.notNull())
+          .addColumn('data', 'text', (c) => c.notNull())
+          .addColumn('meta', 'text', (c) => c.notNull())
+          .addColumn('recorded_at', 'text', (c) => c.notNull())
+          .addColumn('idempotency_key', 'text', (c) => c.unique())
+          .addUniqueConstraint('events_stream_version', ['stream_id', 'stream_version'])
+          .compile(),
+        db.schema.createIndex('events_type_position').on('events').columns(['type', 'position']).compile(),
+        sql`CREATE TRIGGER events_refuse_update BEFORE UPDATE ON events
+            BEGIN SELECT RAISE(ABORT, 'events is append-only: UPDATE is refused'); END`.compile(db),
+        sql`CREATE TRIGGER events_refuse_delete BEFORE DELETE ON events
+            BEGIN SELECT RAISE(ABORT, 'events is append-only: DELETE is refused'); END`.compile(db),
+        db.schema
+          .createTable('projector_checkpoints')
+          .addColumn('name', 'text', (c) => c.primaryKey())
+          .addColumn('version', 'integer', (c) => c.notNull())
+          .addColumn('position', 'integer', (c) => c.notNull())
+          .compile(),
+        db.schema
+          .createTable('projection_documents')
+          .addColumn('projector', 'text', (c) => c.notNull())
+          .addColumn('collection', 'text', (c) => c.notNull())
+          .addColumn('id', 'text', (c) => c.notNull())
+          .addColumn('doc', 'text', (c) => c.notNull())
+          .addPrimaryKeyConstraint('projection_documents_pk', ['projector', 'collection', 'id'])
+          .modifyEnd(sql`without rowid`)
+          .compile(),
+      ];
+    },
+  },
+];
+
+/** The schema version this code writes; a database with a higher one is refused. */
+export const SCHEMA_VERSION = migrations[migrations.length - 1]!.version;

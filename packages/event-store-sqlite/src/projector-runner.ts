@@ -1,0 +1,116 @@
+import type { EventRegistry, RecordedEvent } from '@demiurge/contracts';
+import { applyOne, type ProjectionTx, type Projector } from '@demiurge/event-store';
+import type Database from 'better-sqlite3';
+import type { Kysely } from 'kysely';
+import { decodeRow, EVENT_COLUMNS, type EventRow, type LogStatements } from './event-rows.js';
+import type { StoreSchema } from './schema.js';
+import type { SqlRunner } from './sql-runner.js';
+import { DocumentStatements, SqliteProjectionTx } from './sqlite-projection-tx.js';
+
+export interface CatchUpResult {
+  readonly applied: number;
+  readonly position: number;
+  readonly done: boolean;
+}
+
+/**
+ * Runs projectors inside the caller's transaction: inline on new events, and catching up from
+ * their checkpoints (after a version bump, a rebuild, or another process's commits).
+ */
+export class ProjectorRunner {
+  private readonly txs = new Map<string, ProjectionTx>();
+  private readonly handles = new Map<string, ReadonlySet<string>>();
+
+  constructor(
+    readonly projectors: readonly Projector[],
+    db: Database.Database,
+    private readonly stmts: LogStatements,
+    private readonly registry: EventRegistry,
+    private readonly runner: SqlRunner,
+    qb: Kysely<StoreSchema>,
+  ) {
+    const docs = new DocumentStatements(db);
+    for (const p of projectors) {
+      this.txs.set(p.name, new SqliteProjectionTx(p.name, docs, runner, qb));
+      this.handles.set(p.name, new Set(p.handles));
+    }
+  }
+
+  /** Applies freshly appended events to every projector. */
+  applyNew(events: readonly RecordedEvent[]): void {
+    for (const p of this.projectors) {
+      const handles = this.handles.get(p.name)!;
+      const tx = this.txs.get(p.name)!;
+      for (const event of events) if (handles.has(event.type)) applyOne(p, event, tx);
+    }
+  }
+
+  /** Moves every projector's checkpoint to `position` (all are at the head after an inline apply). */
+  checkpointAll(position: number): void {
+    for (const p of this.projectors) this.stmts.setCheckpoint.run(position, p.name);
+  }
+
+  /** Empties projectors and sets their checkpoints to (their version, 0). */
+  reset(projectors: readonly Projector[]): void {
+    for (const p of projectors) {
+      const tx = this.txs.get(p.name)!;
+      tx.clear();
+      p.reset(tx);
+      this.stmts.upsertCheckpoint.run(p.name, p.version, 0);
+    }
+  }
+
+  /** Resets projectors that have no checkpoint yet or whose version changed. */
+  resetStale(): Projector[] {
+    const cps = this.readCheckpoints();
+    const stale = this.projectors.filter((p) => cps.get(p.name)?.version !== p.version);
+    this.reset(stale);
+    return stale;
+  }
+
+  /**
+   * Applies up to `limit` events past the lagging projectors' checkpoints and advances them.
+   * `done` when every given projector has reached the head.
+   */
+  catchUp(projectors: readonly Projector[], limit: number): CatchUpResult {
+    const cps = this.readCheckpoints();
+    const head = this.stmts.head.get()!;
+    const lagging = projectors.filter((p) => {
+      const cp = cps.get(p.name);
+      if (!cp) throw new Error(`projector ${p.name} has no checkpoint`);
+      if (cp.version !== p.version) {
+        throw new Error(
+          `projector ${p.name} is at version ${cp.version} in the database but this code has version ${p.version}; ` +
+            'another Demiurge version is writing to this database',
+        );
+      }
+      return cp.position < head;
+    });
+    if (lagging.length === 0) return { applied: 0, position: head, done: true };
+    const from = Math.min(...lagging.map((p) => cps.get(p.name)!.position));
+    const types = [...new Set(lagging.flatMap((p) => p.handles))];
+    const rows = this.runner
+      .statement(
+        `SELECT ${EVENT_COLUMNS} FROM events WHERE position > ? AND position <= ? AND type IN (${types.map(() => '?').join(', ')})
+         ORDER BY position LIMIT ?`,
+      )
+      .all(from, head, ...types, limit) as EventRow[];
+    for (const row of rows) {
+      const event = decodeRow(this.registry, row);
+      for (const p of lagging) {
+        if (event.position > cps.get(p.name)!.position && this.handles.get(p.name)!.has(event.type)) {
+          applyOne(p, event, this.txs.get(p.name)!);
+        }
+      }
+    }
+    const position = rows.length < limit ? head : rows[rows.length - 1]!.position;
+    for (const p of lagging) {
+      if (cps.get(p.name)!.position < position) this.stmts.setCheckpoint.run(position, p.name);
+    }
+    return { applied: rows.length, position, done: position >= head };
+  }
+
+  readCheckpoints(): Map<string, { version: number; position: number }> {
+    return new Map(this.stmts.checkpoints.all().map((r) => [r.name, { version: r.version, position: r.position }]));
+  }
+}

@@ -1,0 +1,524 @@
+import { setImmediate as yieldToLoop } from 'node:timers/promises';
+import {
+  type Clock,
+  createIdGenerator,
+  domainEvents,
+  type EventRegistry,
+  type IdGenerator,
+  type RecordedEvent,
+  systemClock,
+} from '@demiurge/contracts';
+import {
+  type AppendOptions,
+  type AppendPlan,
+  type AppendResult,
+  type AppendStream,
+  assertDistinctProjectors,
+  catchUpSubscription,
+  checkExpectedVersion,
+  eventIdempotencyKey,
+  type EventStore,
+  InvalidAppendError,
+  type IterateOptions,
+  type ProjectionReader,
+  type Projector,
+  planAppend,
+  type ReadAllOptions,
+  type ReadStreamOptions,
+  type RebuildOptions,
+  type RebuildReport,
+  selectProjectors,
+  StoreBusyError,
+  StoreClosedError,
+  StreamTypeMismatchError,
+  type SubscribeOptions,
+  toRecorded,
+} from '@demiurge/event-store';
+import type Database from 'better-sqlite3';
+import { Observable, Subject } from 'rxjs';
+import { type ConnectionOptions, openDatabase } from './connection.js';
+import { decodeRow, type EventRow, LogStatements } from './event-rows.js';
+import { ProjectorRunner } from './projector-runner.js';
+import { createQueryBuilder } from './schema.js';
+import { SqlRunner } from './sql-runner.js';
+import { listDocuments } from './sqlite-projection-tx.js';
+
+export interface SqliteEventStoreOptions extends ConnectionOptions {
+  /** The database file; created with its folder when absent. */
+  readonly path: string;
+  readonly registry?: EventRegistry;
+  readonly projectors?: readonly Projector[];
+  readonly clock?: Clock;
+  readonly ids?: IdGenerator;
+  /** How often another process's commits are looked for while someone subscribes. Default 100 ms. */
+  readonly tailIntervalMs?: number;
+  /** How long a locked database is retried before {@link StoreBusyError}. Default 30 000 ms. */
+  readonly busyRetryMs?: number;
+  /** Events per transaction when catching projectors up at open. Default 5000. */
+  readonly catchUpBatchSize?: number;
+}
+
+/** The connection settings in force, read back from SQLite. */
+export interface ConnectionSettings {
+  readonly journalMode: string;
+  /** 2 is FULL, 1 is NORMAL. */
+  readonly synchronous: number;
+  readonly busyTimeoutMs: number;
+  readonly foreignKeys: boolean;
+}
+
+/** The SQLite event store: an {@link EventStore} with its file path and connection settings. */
+export interface SqliteEventStore extends EventStore {
+  readonly path: string;
+  settings(): ConnectionSettings;
+}
+
+interface PendingAppend {
+  readonly plan: AppendPlan;
+  resolve(result: AppendResult): void;
+  reject(error: unknown): void;
+}
+
+type Outcome = { ok: true; value: AppendResult } | { ok: false; error: unknown };
+
+const MAX_BATCH = 512;
+
+/**
+ * Opens the SQLite event store at `path`, running migrations and bringing every projector up to
+ * the head (rebuilding any whose version changed).
+ *
+ * @example
+ * const store = await openSqliteEventStore({ path: '/home/me/.demiurge/runtime/runtime.sqlite3', projectors });
+ */
+export async function openSqliteEventStore(options: SqliteEventStoreOptions): Promise<SqliteEventStore> {
+  const db = openDatabase(options.path, options);
+  try {
+    const store = new SqliteStore(db, options);
+    await store.initialize(options.catchUpBatchSize ?? 5000);
+    return store;
+  } catch (err) {
+    db.close();
+    throw err;
+  }
+}
+
+class SqliteStore implements SqliteEventStore {
+  readonly path: string;
+  readonly registry: EventRegistry;
+  readonly projectorNames: readonly string[];
+  private readonly projectors: readonly Projector[];
+  private readonly clock: Clock;
+  private readonly ids: IdGenerator;
+  private readonly qb = createQueryBuilder();
+  private readonly runner: SqlRunner;
+  private readonly stmts: LogStatements;
+  private readonly projections: ProjectorRunner;
+  private readonly live = new Subject<RecordedEvent>();
+  private readonly pending: PendingAppend[] = [];
+  private scheduled = false;
+  private flushing = false;
+  private exclusive = false;
+  private closed = false;
+  private lastPublished = 0;
+  private projectionDataVersion = -1;
+  private tailDataVersion = -1;
+  private watchers = 0;
+  private tailTimer: NodeJS.Timeout | undefined;
+  readonly events$: Observable<RecordedEvent>;
+
+  constructor(
+    private readonly db: Database.Database,
+    private readonly options: SqliteEventStoreOptions,
+  ) {
+    this.path = options.path;
+    this.registry = options.registry ?? domainEvents;
+    this.projectors = options.projectors ?? [];
+    assertDistinctProjectors(this.projectors);
+    this.projectorNames = this.projectors.map((p) => p.name);
+    this.clock = options.clock ?? systemClock;
+    this.ids = options.ids ?? createIdGenerator(this.clock);
+    this.runner = new SqlRunner(db);
+    this.stmts = new LogStatements(db);
+    this.projections = new ProjectorRunner(this.projectors, db, this.stmts, this.registry, this.runner, this.qb);
+    this.events$ = new Observable<RecordedEvent>((subscriber) => {
+      const sub = this.live.subscribe(subscriber);
+      if (this.watchers++ === 0) this.startTail();
+      return () => {
+        sub.unsubscribe();
+        if (--this.watchers === 0) this.stopTail();
+      };
+    });
+  }
+
+  async initialize(batchSize: number): Promise<void> {
+    this.transaction(() => this.projections.resetStale());
+    while (!this.transaction(() => this.projections.catchUp(this.projectors, batchSize)).done) await yieldToLoop();
+    this.lastPublished = this.stmts.head.get()!;
+    this.projectionDataVersion = this.stmts.dataVersion.get()!;
+    this.tailDataVersion = this.projectionDataVersion;
+  }
+
+  append(input: AppendStream | readonly AppendStream[], options?: AppendOptions): Promise<AppendResult> {
+    if (this.closed) return Promise.reject(new StoreClosedError());
+    let plan: AppendPlan;
+    try {
+      plan = planAppend(input, options, { registry: this.registry, ids: this.ids, clock: this.clock });
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    return new Promise<AppendResult>((resolve, reject) => {
+      this.pending.push({ plan, resolve, reject });
+      this.schedule();
+    });
+  }
+
+  async streamVersion(streamId: string): Promise<number> {
+    this.assertOpen();
+    return this.stmts.streamHead.get(streamId)?.stream_version ?? 0;
+  }
+
+  async readStream(streamId: string, options?: ReadStreamOptions): Promise<RecordedEvent[]> {
+    this.assertOpen();
+    let query = this.qb
+      .selectFrom('events')
+      .selectAll()
+      .where('stream_id', '=', streamId)
+      .where('stream_version', '>=', options?.fromVersion ?? 1)
+      .orderBy('stream_version');
+    if (options?.limit !== undefined) query = query.limit(options.limit);
+    return this.runner.all(query).map((row) => decodeRow(this.registry, row as EventRow));
+  }
+
+  async readAll(options?: ReadAllOptions): Promise<RecordedEvent[]> {
+    this.assertOpen();
+    return this.readRange(options?.from ?? 1, options?.limit, options?.types);
+  }
+
+  async *iterate(options?: IterateOptions): AsyncIterable<RecordedEvent> {
+    const batchSize = options?.batchSize ?? 1000;
+    let from = options?.from ?? 1;
+    for (;;) {
+      this.assertOpen();
+      const batch = this.readRange(from, batchSize, options?.types);
+      yield* batch;
+      if (batch.length < batchSize) return;
+      from = batch[batch.length - 1]!.position + 1;
+    }
+  }
+
+  async head(): Promise<number> {
+    this.assertOpen();
+    return this.stmts.head.get()!;
+  }
+
+  subscribe(options?: SubscribeOptions): Observable<RecordedEvent> {
+    return new Observable<RecordedEvent>((subscriber) => {
+      const from = options?.from ?? this.stmts.head.get()! + 1;
+      return catchUpSubscription(
+        async (start, limit) => this.readRange(start, limit, options?.types),
+        this.events$,
+        from,
+        options?.types,
+      ).subscribe(subscriber);
+    });
+  }
+
+  projection(name: string): ProjectionReader {
+    const projector = selectProjectors(this.projectors, [name])[0]!;
+    const rows = (collection?: string, o?: Parameters<ProjectionReader['list']>[1]) => {
+      this.assertOpen();
+      return listDocuments(this.runner, this.qb, projector.name, collection, o);
+    };
+    return {
+      get: async (collection, id) => {
+        this.assertOpen();
+        const row = this.runner.get(
+          this.qb
+            .selectFrom('projection_documents')
+            .select('doc')
+            .where('projector', '=', projector.name)
+            .where('collection', '=', collection)
+            .where('id', '=', id),
+        );
+        return row ? JSON.parse(row.doc) : undefined;
+      },
+      list: async (collection, o) => rows(collection, o).map((r) => JSON.parse(r.doc)),
+      dump: async () => {
+        const out: Record<string, Record<string, unknown>> = {};
+        for (const row of rows()) (out[row.collection] ??= {})[row.id] = JSON.parse(row.doc);
+        return out;
+      },
+      checkpoint: async () => {
+        this.assertOpen();
+        const cp = this.projections.readCheckpoints().get(projector.name);
+        return { name: projector.name, version: cp?.version ?? projector.version, position: cp?.position ?? 0 };
+      },
+    };
+  }
+
+  async rebuild(options?: RebuildOptions): Promise<RebuildReport> {
+    this.assertOpen();
+    const selected = selectProjectors(this.projectors, options?.projectors);
+    const started = this.clock.now();
+    const batchSize = options?.batchSize ?? 5000;
+    while (this.flushing || this.exclusive) await yieldToLoop();
+    this.exclusive = true;
+    try {
+      this.transaction(() => this.projections.reset(selected));
+      const head = this.stmts.head.get()!;
+      let applied = 0;
+      for (;;) {
+        const step = this.transaction(() => this.projections.catchUp(selected, batchSize));
+        applied += step.applied;
+        options?.onProgress?.({ projectors: selected.map((p) => p.name), position: step.position, head, eventsApplied: applied });
+        if (step.done) break;
+        await yieldToLoop();
+      }
+      const cps = this.projections.readCheckpoints();
+      return {
+        projectors: selected.map((p) => ({ name: p.name, version: p.version, position: cps.get(p.name)?.position ?? 0 })),
+        eventsApplied: applied,
+        durationMs: this.clock.now() - started,
+      };
+    } finally {
+      this.exclusive = false;
+      if (this.pending.length > 0) this.schedule();
+    }
+  }
+
+  settings(): ConnectionSettings {
+    this.assertOpen();
+    return {
+      journalMode: this.db.pragma('journal_mode', { simple: true }) as string,
+      synchronous: this.db.pragma('synchronous', { simple: true }) as number,
+      busyTimeoutMs: this.db.pragma('busy_timeout', { simple: true }) as number,
+      foreignKeys: this.db.pragma('foreign_keys', { simple: true }) === 1,
+    };
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    while (this.pending.length > 0 || this.flushing || this.exclusive) {
+      this.schedule();
+      await yieldToLoop();
+    }
+    this.closed = true;
+    this.stopTail();
+    this.live.complete();
+    this.db.close();
+  }
+
+  // --- group commit -------------------------------------------------------------------------
+
+  private schedule(): void {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    queueMicrotask(() => {
+      this.scheduled = false;
+      void this.flush();
+    });
+  }
+
+  /** Commits everything queued, in batches: one transaction per batch, a savepoint per append. */
+  private async flush(): Promise<void> {
+    if (this.flushing || this.exclusive) return;
+    this.flushing = true;
+    try {
+      while (this.pending.length > 0 && !this.exclusive) {
+        const batch = this.pending.splice(0, MAX_BATCH);
+        const outcomes = await this.commitWithRetry(batch);
+        this.publish(outcomes);
+        outcomes.forEach((outcome, i) => {
+          if (outcome.ok) batch[i]!.resolve(outcome.value);
+          else batch[i]!.reject(outcome.error);
+        });
+      }
+    } finally {
+      this.flushing = false;
+    }
+  }
+
+  private async commitWithRetry(batch: readonly PendingAppend[]): Promise<Outcome[]> {
+    const started = Date.now();
+    const limit = this.options.busyRetryMs ?? 30_000;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return this.commitBatch(batch);
+      } catch (err) {
+        if (isBusy(err) && Date.now() - started < limit) {
+          await new Promise((r) => setTimeout(r, Math.min(100, 5 * 2 ** attempt) * (0.5 + Math.random())));
+          continue;
+        }
+        const error = isBusy(err) ? new StoreBusyError(Date.now() - started, { cause: err }) : err;
+        return batch.map(() => ({ ok: false, error }));
+      }
+    }
+  }
+
+  private commitBatch(batch: readonly PendingAppend[]): Outcome[] {
+    return this.transaction(() => {
+      this.catchUpForeignWrites();
+      const savepoints = batch.length > 1;
+      let last = 0;
+      const outcomes = batch.map((pending): Outcome => {
+        if (!savepoints) return { ok: true, value: this.appendInTx(pending.plan) };
+        this.stmts.savepoint.run();
+        try {
+          const value = this.appendInTx(pending.plan);
+          this.stmts.release.run();
+          return { ok: true, value };
+        } catch (error) {
+          this.stmts.rollbackTo.run();
+          this.stmts.release.run();
+          return { ok: false, error };
+        }
+      });
+      for (const o of outcomes) if (o.ok && !o.value.replayed) last = Math.max(last, o.value.lastPosition);
+      if (last > 0) this.projections.checkpointAll(last);
+      return outcomes;
+    });
+  }
+
+  private appendInTx(plan: AppendPlan): AppendResult {
+    const key = plan.idempotencyKey;
+    if (key !== undefined && this.stmts.keyPosition.get(key) !== undefined) {
+      const events = this.stmts.keyEvents.all(key, `${key}\u001f`, `${key}\u0020`).map((r) => decodeRow(this.registry, r));
+      return { events, lastPosition: events[events.length - 1]!.position, replayed: true };
+    }
+    const events: RecordedEvent[] = [];
+    for (const stream of plan.streams) {
+      const head = this.stmts.streamHead.get(stream.streamId);
+      if (head && head.stream_type !== stream.streamType) {
+        throw new StreamTypeMismatchError(stream.streamId, stream.streamType, head.stream_type);
+      }
+      let version = head?.stream_version ?? 0;
+      checkExpectedVersion(stream.streamId, stream.expectedVersion, version);
+      for (const event of stream.events) {
+        version++;
+        const info = this.insert(plan, stream.streamType, stream.streamId, version, event, events.length);
+        events.push(toRecorded(plan, stream, event, Number(info.lastInsertRowid), version));
+      }
+    }
+    this.projections.applyNew(events);
+    return { events, lastPosition: events[events.length - 1]!.position, replayed: false };
+  }
+
+  private insert(
+    plan: AppendPlan,
+    streamType: string,
+    streamId: string,
+    version: number,
+    event: AppendPlan['streams'][number]['events'][number],
+    index: number,
+  ): Database.RunResult {
+    try {
+      return this.stmts.insert.run(
+        event.eventId,
+        streamType,
+        streamId,
+        version,
+        event.type,
+        event.schemaVersion,
+        JSON.stringify(event.data),
+        JSON.stringify(event.meta),
+        plan.recordedAt,
+        plan.idempotencyKey === undefined ? null : eventIdempotencyKey(plan.idempotencyKey, index),
+      );
+    } catch (err) {
+      if ((err as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE' && /event_id/.test((err as Error).message)) {
+        throw new InvalidAppendError(`event id ${event.eventId} is already recorded`, { cause: err });
+      }
+      throw err;
+    }
+  }
+
+  /** When another connection committed since we last looked, brings projectors up to the head first. */
+  private catchUpForeignWrites(): void {
+    const version = this.stmts.dataVersion.get()!;
+    if (version === this.projectionDataVersion) return;
+    while (!this.projections.catchUp(this.projectors, 1000).done) {
+      // each pass applies one batch; the transaction holds the write lock, so the head cannot move
+    }
+    this.projectionDataVersion = version;
+  }
+
+  private transaction<T>(work: () => T): T {
+    this.stmts.begin.run();
+    try {
+      const result = work();
+      this.stmts.commit.run();
+      return result;
+    } catch (err) {
+      if (this.db.inTransaction) this.stmts.rollback.run();
+      throw err;
+    }
+  }
+
+  // --- publishing and tailing -----------------------------------------------------------------
+
+  private publish(outcomes: readonly Outcome[]): void {
+    const events = outcomes.flatMap((o) => (o.ok && !o.value.replayed ? o.value.events : []));
+    if (events.length === 0) return;
+    if (this.watchers === 0) {
+      this.lastPublished = events[events.length - 1]!.position;
+      return;
+    }
+    this.publishFromLog(events[0]!.position - 1);
+    for (const event of events) this.emit(event);
+  }
+
+  private emit(event: RecordedEvent): void {
+    if (event.position <= this.lastPublished) return;
+    this.lastPublished = event.position;
+    this.live.next(event);
+  }
+
+  /** Publishes committed events up to `upTo` that this process has not published (other processes'). */
+  private publishFromLog(upTo: number): void {
+    while (this.lastPublished < upTo) {
+      const rows = this.stmts.after.all(this.lastPublished, upTo, 500);
+      if (rows.length === 0) return;
+      for (const row of rows) this.emit(decodeRow(this.registry, row));
+    }
+  }
+
+  private startTail(): void {
+    this.lastPublished = Math.max(this.lastPublished, this.closed ? 0 : this.stmts.head.get()!);
+    this.tailDataVersion = this.closed ? -1 : this.stmts.dataVersion.get()!;
+    this.tailTimer = setInterval(() => this.tail(), this.options.tailIntervalMs ?? 100);
+    this.tailTimer.unref();
+  }
+
+  private stopTail(): void {
+    if (this.tailTimer) clearInterval(this.tailTimer);
+    this.tailTimer = undefined;
+  }
+
+  private tail(): void {
+    if (this.closed || this.flushing) return;
+    try {
+      const version = this.stmts.dataVersion.get()!;
+      if (version === this.tailDataVersion) return;
+      this.tailDataVersion = version;
+      this.publishFromLog(Number.MAX_SAFE_INTEGER);
+    } catch (err) {
+      this.live.error(err);
+    }
+  }
+
+  private readRange(from: number, limit: number | undefined, types: readonly string[] | undefined): RecordedEvent[] {
+    let query = this.qb.selectFrom('events').selectAll().where('position', '>=', from).orderBy('position');
+    if (types) query = query.where('type', 'in', types.length > 0 ? [...types] : ['']);
+    if (limit !== undefined) query = query.limit(limit);
+    return this.runner.all(query).map((row) => decodeRow(this.registry, row as EventRow));
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new StoreClosedError();
+  }
+}
+
+function isBusy(err: unknown): boolean {
+  const code = (err as { code?: unknown })?.code;
+  return typeof code === 'string' && (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED'));
+}

@@ -1,0 +1,82 @@
+import { encodeDocument, type ListOptions, type ProjectionTx } from '@demiurge/event-store';
+import type Database from 'better-sqlite3';
+import type { Kysely } from 'kysely';
+import type { StoreSchema } from './schema.js';
+import type { SqlRunner } from './sql-runner.js';
+
+/** Hot statements for one projector's documents, prepared once. */
+export class DocumentStatements {
+  readonly get: Database.Statement<[string, string, string], { doc: string }>;
+  readonly put: Database.Statement<[string, string, string, string]>;
+  readonly delete: Database.Statement<[string, string, string]>;
+
+  constructor(db: Database.Database) {
+    this.get = db.prepare('SELECT doc FROM projection_documents WHERE projector = ? AND collection = ? AND id = ?');
+    this.put = db.prepare(
+      `INSERT INTO projection_documents (projector, collection, id, doc) VALUES (?, ?, ?, ?)
+       ON CONFLICT (projector, collection, id) DO UPDATE SET doc = excluded.doc`,
+    );
+    this.delete = db.prepare('DELETE FROM projection_documents WHERE projector = ? AND collection = ? AND id = ?');
+  }
+}
+
+/**
+ * The SQLite {@link ProjectionTx}: one projector's documents in `projection_documents`, written inside
+ * the caller's transaction (so a rollback undoes them with the events).
+ */
+export class SqliteProjectionTx implements ProjectionTx {
+  constructor(
+    private readonly projector: string,
+    private readonly hot: DocumentStatements,
+    private readonly runner: SqlRunner,
+    private readonly qb: Kysely<StoreSchema>,
+  ) {}
+
+  get<T>(collection: string, id: string): T | undefined {
+    const row = this.hot.get.get(this.projector, collection, id);
+    return row ? (JSON.parse(row.doc) as T) : undefined;
+  }
+
+  put(collection: string, id: string, doc: unknown): void {
+    this.hot.put.run(this.projector, collection, id, encodeDocument(collection, id, doc));
+  }
+
+  delete(collection: string, id: string): void {
+    this.hot.delete.run(this.projector, collection, id);
+  }
+
+  list<T>(collection: string, options?: ListOptions): T[] {
+    return listDocuments(this.runner, this.qb, this.projector, collection, options).map(
+      (row) => JSON.parse(row.doc) as T,
+    );
+  }
+
+  clear(collection?: string): void {
+    let query = this.qb.deleteFrom('projection_documents').where('projector', '=', this.projector);
+    if (collection !== undefined) query = query.where('collection', '=', collection);
+    this.runner.run(query);
+  }
+}
+
+export function listDocuments(
+  runner: SqlRunner,
+  qb: Kysely<StoreSchema>,
+  projector: string,
+  collection: string | undefined,
+  options?: ListOptions,
+): { collection: string; id: string; doc: string }[] {
+  let query = qb
+    .selectFrom('projection_documents')
+    .select(['collection', 'id', 'doc'])
+    .where('projector', '=', projector)
+    .orderBy('collection')
+    .orderBy('id');
+  if (collection !== undefined) query = query.where('collection', '=', collection);
+  if (options?.after !== undefined) query = query.where('id', '>', options.after);
+  if (options?.prefix !== undefined) {
+    // A range, not LIKE: ids may hold % and _, and a range uses the primary key.
+    query = query.where('id', '>=', options.prefix).where('id', '<', `${options.prefix}\uffff`);
+  }
+  if (options?.limit !== undefined) query = query.limit(options.limit);
+  return runner.all(query);
+}
