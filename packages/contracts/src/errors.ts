@@ -52,5 +52,8 @@ export class UnknownEventTypeError extends DemiurgeError {
 
 export function formatPath(path: readonly PropertyKey[]): string {
   if (path.length === 0) return '(root)';
-  return path.map((p) => (typeof p === 'number' ? `[${p}]` : String(p))).join('.').replace(/\.\[/g, '[');
+  return path
+    .map((p) => (typeof p === 'number' ? `[${p}]` : String(p)))
+    .join('.')
+    .replace(/\.\[/g, '[');
 }

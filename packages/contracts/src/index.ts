@@ -1,28 +1,43 @@
+export { domainEventDefinitions, domainEvents } from './catalog.js';
 export { type Clock, systemClock } from './clock.js';
 export {
-  EventId,
-  SessionId,
-  RunId,
-  TurnId,
-  MessageId,
-  TaskId,
-  WorkId,
-  DeliveryId,
-  IdPrefix,
-  type Id,
-  type IdGenerator,
-  createIdGenerator,
-  idTime,
-  prefixedId,
-} from './ids.js';
-export {
   Actor,
-  EventMeta,
   EVENT_TYPE_PATTERN,
-  systemActor,
+  EventMeta,
   type NewEvent,
   type RecordedEvent,
+  systemActor,
 } from './envelope.js';
+export { DemiurgeError, ErrorCode, EventValidationError, formatPath, UnknownEventTypeError } from './errors.js';
+export {
+  ChannelBinding,
+  MessageRecorded,
+  MessageVisibility,
+  SessionArchived,
+  SessionCreated,
+  SessionUpdated,
+  sessionEvents,
+  TurnCompleted,
+  TurnFailed,
+  TurnStarted,
+  Usage,
+} from './events/session.events.js';
+export {
+  createIdGenerator,
+  DeliveryId,
+  EventId,
+  type Id,
+  type IdGenerator,
+  IdPrefix,
+  idTime,
+  MessageId,
+  prefixedId,
+  RunId,
+  SessionId,
+  TaskId,
+  TurnId,
+  WorkId,
+} from './ids.js';
 export {
   createEventRegistry,
   defineEvent,
@@ -31,18 +46,3 @@ export {
   type EventOf,
   type EventRegistry,
 } from './registry.js';
-export { DemiurgeError, ErrorCode, EventValidationError, UnknownEventTypeError, formatPath } from './errors.js';
-export {
-  ChannelBinding,
-  MessageRecorded,
-  MessageVisibility,
-  SessionArchived,
-  SessionCreated,
-  SessionUpdated,
-  TurnCompleted,
-  TurnFailed,
-  TurnStarted,
-  Usage,
-  sessionEvents,
-} from './events/session.events.js';
-export { domainEventDefinitions, domainEvents } from './catalog.js';

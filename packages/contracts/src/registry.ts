@@ -29,7 +29,9 @@ export type EventOf<D> = D extends EventDefinition<infer T, infer S> ? NewEvent<
  *   data: z.object({ sessionId: SessionId, reason: z.string().min(1) }),
  * });
  */
-export function defineEvent<const T extends string, S extends z.ZodType>(def: EventDefinition<T, S>): EventDefinition<T, S> {
+export function defineEvent<const T extends string, S extends z.ZodType>(
+  def: EventDefinition<T, S>,
+): EventDefinition<T, S> {
   if (!EVENT_TYPE_PATTERN.test(def.type)) {
     throw new Error(`event type "${def.type}" is not a dotted lower-case name like "task.submitted"`);
   }

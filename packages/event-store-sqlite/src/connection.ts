@@ -2,8 +2,8 @@ import { closeSync, existsSync, mkdirSync, openSync, readSync, statSync } from '
 import { dirname } from 'node:path';
 import { CorruptDatabaseError, DatabaseNewerThanCodeError } from '@demiurge/event-store';
 import Database from 'better-sqlite3';
-import { createQueryBuilder } from './schema.js';
 import { migrations, SCHEMA_VERSION } from './migrations.js';
+import { createQueryBuilder } from './schema.js';
 
 export type Synchronous = 'FULL' | 'NORMAL';
 
@@ -61,12 +61,15 @@ function inspectExisting(path: string): void {
   try {
     probe = new Database(path, { readonly: true, fileMustExist: true });
     const version = probe.pragma('user_version', { simple: true }) as number;
-    const tables = (probe.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all() as { name: string }[]).map(
-      (t) => t.name,
-    );
+    const tables = (
+      probe.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all() as { name: string }[]
+    ).map((t) => t.name);
     if (version > SCHEMA_VERSION) throw new DatabaseNewerThanCodeError(path, version, SCHEMA_VERSION);
     if (tables.length > 0 && !tables.includes('schema_migrations')) {
-      throw new CorruptDatabaseError(path, `an SQLite database that Demiurge did not create (tables: ${tables.join(', ')})`);
+      throw new CorruptDatabaseError(
+        path,
+        `an SQLite database that Demiurge did not create (tables: ${tables.join(', ')})`,
+      );
     }
   } catch (err) {
     if (err instanceof DatabaseNewerThanCodeError || err instanceof CorruptDatabaseError) throw err;

@@ -69,10 +69,9 @@ export class LogStatements {
     );
     this.head = db.prepare('SELECT COALESCE(MAX(position), 0) FROM events').pluck() as Database.Statement<[], number>;
     this.dataVersion = db.prepare('PRAGMA data_version').pluck() as Database.Statement<[], number>;
-    this.keyPosition = db.prepare('SELECT position FROM events WHERE idempotency_key = ?').pluck() as Database.Statement<
-      [string],
-      number
-    >;
+    this.keyPosition = db
+      .prepare('SELECT position FROM events WHERE idempotency_key = ?')
+      .pluck() as Database.Statement<[string], number>;
     this.keyEvents = db.prepare(
       `SELECT ${COLUMNS} FROM events WHERE idempotency_key = ? OR (idempotency_key > ? AND idempotency_key < ?)
        ORDER BY position`,

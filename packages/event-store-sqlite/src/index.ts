@@ -1,8 +1,8 @@
+export type { ConnectionOptions, Synchronous } from './connection.js';
+export { migrations, SCHEMA_VERSION } from './migrations.js';
 export {
   type ConnectionSettings,
   openSqliteEventStore,
   type SqliteEventStore,
   type SqliteEventStoreOptions,
 } from './sqlite-event-store.js';
-export { type ConnectionOptions, type Synchronous } from './connection.js';
-export { migrations, SCHEMA_VERSION } from './migrations.js';

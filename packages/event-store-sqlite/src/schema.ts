@@ -1,11 +1,4 @@
-import {
-  type ColumnType,
-  DummyDriver,
-  Kysely,
-  SqliteAdapter,
-  SqliteIntrospector,
-  SqliteQueryCompiler,
-} from 'kysely';
+import { type ColumnType, DummyDriver, Kysely, SqliteAdapter, SqliteIntrospector, SqliteQueryCompiler } from 'kysely';
 
 /** A column that is written once and never updated: the log is append-only in its types too. */
 type Immutable<T> = ColumnType<T, T, never>;

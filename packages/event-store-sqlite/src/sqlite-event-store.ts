@@ -16,8 +16,8 @@ import {
   assertDistinctProjectors,
   catchUpSubscription,
   checkExpectedVersion,
-  eventIdempotencyKey,
   type EventStore,
+  eventIdempotencyKey,
   InvalidAppendError,
   type IterateOptions,
   type ProjectionReader,
@@ -27,11 +27,11 @@ import {
   type ReadStreamOptions,
   type RebuildOptions,
   type RebuildReport,
-  selectProjectors,
   StoreBusyError,
   StoreClosedError,
   StreamTypeMismatchError,
   type SubscribeOptions,
+  selectProjectors,
   toRecorded,
 } from '@demiurge/event-store';
 import type Database from 'better-sqlite3';
@@ -245,7 +245,10 @@ class SqliteStore implements SqliteEventStore {
       list: async (collection, o) => rows(collection, o).map((r) => JSON.parse(r.doc)),
       dump: async () => {
         const out: Record<string, Record<string, unknown>> = {};
-        for (const row of rows()) (out[row.collection] ??= {})[row.id] = JSON.parse(row.doc);
+        for (const row of rows()) {
+          out[row.collection] ??= {};
+          out[row.collection]![row.id] = JSON.parse(row.doc);
+        }
         return out;
       },
       checkpoint: async () => {
@@ -270,13 +273,22 @@ class SqliteStore implements SqliteEventStore {
       for (;;) {
         const step = this.transaction(() => this.projections.catchUp(selected, batchSize));
         applied += step.applied;
-        options?.onProgress?.({ projectors: selected.map((p) => p.name), position: step.position, head, eventsApplied: applied });
+        options?.onProgress?.({
+          projectors: selected.map((p) => p.name),
+          position: step.position,
+          head,
+          eventsApplied: applied,
+        });
         if (step.done) break;
         await yieldToLoop();
       }
       const cps = this.projections.readCheckpoints();
       return {
-        projectors: selected.map((p) => ({ name: p.name, version: p.version, position: cps.get(p.name)?.position ?? 0 })),
+        projectors: selected.map((p) => ({
+          name: p.name,
+          version: p.version,
+          position: cps.get(p.name)?.position ?? 0,
+        })),
         eventsApplied: applied,
         durationMs: this.clock.now() - started,
       };
@@ -382,7 +394,9 @@ class SqliteStore implements SqliteEventStore {
   private appendInTx(plan: AppendPlan): AppendResult {
     const key = plan.idempotencyKey;
     if (key !== undefined && this.stmts.keyPosition.get(key) !== undefined) {
-      const events = this.stmts.keyEvents.all(key, `${key}\u001f`, `${key}\u0020`).map((r) => decodeRow(this.registry, r));
+      const events = this.stmts.keyEvents
+        .all(key, `${key}\u001f`, `${key}\u0020`)
+        .map((r) => decodeRow(this.registry, r));
       return { events, lastPosition: events[events.length - 1]!.position, replayed: true };
     }
     const events: RecordedEvent[] = [];

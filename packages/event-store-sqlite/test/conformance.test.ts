@@ -1,5 +1,5 @@
-import { describeEventStoreConformance } from '@demiurge/event-store/testing';
 import { join } from 'node:path';
+import { describeEventStoreConformance } from '@demiurge/event-store/testing';
 import { openSqliteEventStore } from '../src/index.js';
 import { tempDir } from './temp-dir.js';
 

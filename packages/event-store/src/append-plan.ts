@@ -1,15 +1,15 @@
 import {
   type Clock,
   EventMeta,
-  EventValidationError,
   type EventRegistry,
+  EventValidationError,
   type IdGenerator,
   IdPrefix,
   type RecordedEvent,
   systemActor,
 } from '@demiurge/contracts';
-import type { AppendOptions, AppendStream } from './event-store.js';
 import { type ExpectedVersion, InvalidAppendError, StreamVersionConflictError } from './errors.js';
+import type { AppendOptions, AppendStream } from './event-store.js';
 
 /** An event validated and stamped, waiting for its position and stream version. */
 export interface PlannedEvent {

@@ -1,4 +1,4 @@
-import type { EventRegistry, NewEvent, RecordedEvent, EventMeta } from '@demiurge/contracts';
+import type { EventMeta, EventRegistry, NewEvent, RecordedEvent } from '@demiurge/contracts';
 import type { Observable } from 'rxjs';
 import type { ExpectedVersion } from './errors.js';
 import type { ProjectionReader, ProjectorCheckpoint } from './projector.js';

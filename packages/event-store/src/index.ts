@@ -1,3 +1,25 @@
+export {
+  type AppendPlan,
+  checkExpectedVersion,
+  eventIdempotencyKey,
+  type PlannedEvent,
+  type PlannedStream,
+  planAppend,
+  toRecorded,
+} from './append-plan.js';
+export { catchUpSubscription } from './catch-up.js';
+export {
+  CorruptDatabaseError,
+  DatabaseNewerThanCodeError,
+  type ExpectedVersion,
+  InvalidAppendError,
+  ProjectorFailedError,
+  StoreBusyError,
+  StoreClosedError,
+  StreamTypeMismatchError,
+  StreamVersionConflictError,
+  UnknownProjectorError,
+} from './errors.js';
 export type {
   AppendOptions,
   AppendResult,
@@ -12,17 +34,12 @@ export type {
   SubscribeOptions,
 } from './event-store.js';
 export {
-  CorruptDatabaseError,
-  DatabaseNewerThanCodeError,
-  type ExpectedVersion,
-  InvalidAppendError,
-  ProjectorFailedError,
-  StoreBusyError,
-  StoreClosedError,
-  StreamTypeMismatchError,
-  StreamVersionConflictError,
-  UnknownProjectorError,
-} from './errors.js';
+  createInMemoryEventStore,
+  createInMemoryLog,
+  type InMemoryEventStoreOptions,
+  type InMemoryLog,
+} from './memory-event-store.js';
+export { encodeDocument, selectIds } from './memory-projection-tx.js';
 export {
   defineProjector,
   type ListOptions,
@@ -32,21 +49,4 @@ export {
   type ProjectorCheckpoint,
   type ProjectorDefinition,
 } from './projector.js';
-export {
-  type AppendPlan,
-  checkExpectedVersion,
-  eventIdempotencyKey,
-  type PlannedEvent,
-  type PlannedStream,
-  planAppend,
-  toRecorded,
-} from './append-plan.js';
-export { catchUpSubscription } from './catch-up.js';
-export { encodeDocument, selectIds } from './memory-projection-tx.js';
 export { applyOne, assertDistinctProjectors, selectProjectors } from './projector-set.js';
-export {
-  createInMemoryEventStore,
-  createInMemoryLog,
-  type InMemoryEventStoreOptions,
-  type InMemoryLog,
-} from './memory-event-store.js';

@@ -24,8 +24,8 @@ import type {
   SubscribeOptions,
 } from './event-store.js';
 import { type DocumentMap, MemoryProjectionTx, selectIds } from './memory-projection-tx.js';
-import { applyOne, assertDistinctProjectors, selectProjectors } from './projector-set.js';
 import type { ProjectionReader, Projector, ProjectorCheckpoint } from './projector.js';
+import { applyOne, assertDistinctProjectors, selectProjectors } from './projector-set.js';
 
 /** What an in-memory store holds; pass the same one to a new store to "reopen" it. */
 export interface InMemoryLog {

@@ -7,7 +7,11 @@ export function selectProjectors(projectors: readonly Projector[], names?: reado
   if (!names) return [...projectors];
   return names.map((name) => {
     const projector = projectors.find((p) => p.name === name);
-    if (!projector) throw new UnknownProjectorError(name, projectors.map((p) => p.name));
+    if (!projector)
+      throw new UnknownProjectorError(
+        name,
+        projectors.map((p) => p.name),
+      );
     return projector;
   });
 }

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { defineEvent } from '../registry.js';
 import { MessageId, RunId, SessionId, TurnId } from '../ids.js';
+import { defineEvent } from '../registry.js';
 
 /** A channel binding: the same core + channel + conversation key always resolves to one session. */
 export const ChannelBinding = z.object({

@@ -1,3 +1,3 @@
 export { createFakeClock, type FakeClock } from './fake-clock.js';
-export { createSeededIdGenerator } from './seeded-ids.js';
 export { propertySettings } from './property-settings.js';
+export { createSeededIdGenerator } from './seeded-ids.js';

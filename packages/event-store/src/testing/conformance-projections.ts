@@ -15,10 +15,15 @@ export function defineProjectionConformance(ctx: ConformanceContext): void {
   describe('inline projections', () => {
     it('applies handled events in the append transaction and checkpoints the head', async () => {
       const { store } = await ctx.open();
-      await store.append({ streamType: 'counter', streamId: 'a', expectedVersion: 'no_stream', events: [
-        { type: 'test.created', data: { name: 'A' } },
-        { type: 'test.incremented', data: { by: 5 } },
-      ] });
+      await store.append({
+        streamType: 'counter',
+        streamId: 'a',
+        expectedVersion: 'no_stream',
+        events: [
+          { type: 'test.created', data: { name: 'A' } },
+          { type: 'test.incremented', data: { by: 5 } },
+        ],
+      });
       await store.append(note('n1', 'hello'));
       await store.append(note('n2', 'there'));
       await store.append(note('n1', ''));
@@ -34,9 +39,16 @@ export function defineProjectionConformance(ctx: ConformanceContext): void {
 
     it('lists documents in id order with paging and prefixes', async () => {
       const { store } = await ctx.open();
-      for (const id of ['b2', 'a1', 'b1', 'c1']) await store.append({ streamType: 'counter', streamId: id, expectedVersion: 'no_stream', events: [{ type: 'test.created', data: { name: id } }] });
+      for (const id of ['b2', 'a1', 'b1', 'c1'])
+        await store.append({
+          streamType: 'counter',
+          streamId: id,
+          expectedVersion: 'no_stream',
+          events: [{ type: 'test.created', data: { name: id } }],
+        });
       const reader = store.projection('counter');
-      const names = async (o: Parameters<typeof reader.list>[1]) => (await reader.list<{ name: string }>('streams', o)).map((d) => d.name);
+      const names = async (o: Parameters<typeof reader.list>[1]) =>
+        (await reader.list<{ name: string }>('streams', o)).map((d) => d.name);
       expect(await names({})).toEqual(['a1', 'b1', 'b2', 'c1']);
       expect(await names({ after: 'a1', limit: 2 })).toEqual(['b1', 'b2']);
       expect(await names({ prefix: 'b' })).toEqual(['b1', 'b2']);
@@ -52,13 +64,21 @@ export function defineProjectionConformance(ctx: ConformanceContext): void {
       expect(await store.projection('notes').get('last', 'n2')).toBeUndefined();
       await store.append(note('n4', 'after'));
       expect(await store.head()).toBe(2);
-      expect(Object.keys((await store.projection('poison').dump()).seen ?? {})).toEqual(['000000000001', '000000000002']);
+      expect(Object.keys((await store.projection('poison').dump()).seen ?? {})).toEqual([
+        '000000000001',
+        '000000000002',
+      ]);
     });
 
     it('rebuilds projections from the log equal to their live state, reporting progress', async () => {
       const { store } = await ctx.open();
       for (let i = 0; i < 30; i++) {
-        await store.append({ streamType: 'counter', streamId: `s${i % 4}`, expectedVersion: 'any', events: [{ type: 'test.incremented', data: { by: i } }] });
+        await store.append({
+          streamType: 'counter',
+          streamId: `s${i % 4}`,
+          expectedVersion: 'any',
+          events: [{ type: 'test.incremented', data: { by: i } }],
+        });
         if (i % 3 === 0) await store.append(note(`n${i % 5}`, i % 2 ? '' : `note ${i}`));
       }
       const live = { counter: await store.projection('counter').dump(), notes: await store.projection('notes').dump() };
@@ -66,7 +86,10 @@ export function defineProjectionConformance(ctx: ConformanceContext): void {
       const report = await store.rebuild({ batchSize: 7, onProgress: (p) => progress.push(p.position) });
       expect(report.projectors.map((p) => p.position)).toEqual([40, 40]);
       expect(progress.at(-1)).toBe(40);
-      expect({ counter: await store.projection('counter').dump(), notes: await store.projection('notes').dump() }).toEqual(live);
+      expect({
+        counter: await store.projection('counter').dump(),
+        notes: await store.projection('notes').dump(),
+      }).toEqual(live);
       await store.rebuild({ projectors: ['notes'] });
       expect(await store.projection('notes').dump()).toEqual(live.notes);
       await expect(store.rebuild({ projectors: ['nope'] })).rejects.toBeInstanceOf(UnknownProjectorError);
@@ -74,17 +97,26 @@ export function defineProjectionConformance(ctx: ConformanceContext): void {
 
     it('rebuilds a projector whose version changed when the store opens, and adds a new one', async () => {
       const { store, reopen } = await ctx.open([counterProjector]);
-      await store.append({ streamType: 'counter', streamId: 'a', expectedVersion: 'no_stream', events: [
-        { type: 'test.created', data: { name: 'a' } },
-        { type: 'test.incremented', data: { by: 2 } },
-      ] });
+      await store.append({
+        streamType: 'counter',
+        streamId: 'a',
+        expectedVersion: 'no_stream',
+        events: [
+          { type: 'test.created', data: { name: 'a' } },
+          { type: 'test.incremented', data: { by: 2 } },
+        ],
+      });
       await store.append(note('n', 'kept'));
       const doubled = defineProjector({
         ...counterProjector,
         version: 2,
         apply: (event, tx) => {
           if (event.type !== 'test.incremented') return;
-          tx.put('doubled', event.streamId, ((tx.get<number>('doubled', event.streamId) ?? 0) + (event.data as { by: number }).by) * 1 * 2);
+          tx.put(
+            'doubled',
+            event.streamId,
+            ((tx.get<number>('doubled', event.streamId) ?? 0) + (event.data as { by: number }).by) * 1 * 2,
+          );
         },
       });
       const reopened = await reopen([doubled, notesProjector]);

@@ -1,5 +1,5 @@
-import { propertySettings } from '@demiurge/contracts/testing';
 import type { RecordedEvent } from '@demiurge/contracts';
+import { propertySettings } from '@demiurge/contracts/testing';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { StreamVersionConflictError } from '../errors.js';
@@ -8,7 +8,11 @@ import type { ConformanceContext } from './conformance.js';
 
 type Expectation = 'right' | 'stale' | 'ahead' | 'any' | 'no_stream';
 interface AppendCommand {
-  readonly streams: ReadonlyArray<{ readonly stream: string; readonly expect: Expectation; readonly events: readonly number[] }>;
+  readonly streams: ReadonlyArray<{
+    readonly stream: string;
+    readonly expect: Expectation;
+    readonly events: readonly number[];
+  }>;
   readonly key: string | undefined;
 }
 
@@ -36,7 +40,8 @@ class Model {
   toStreams(command: AppendCommand): AppendStream[] {
     return command.streams.map(({ stream, expect, events }) => {
       const v = this.versions.get(stream) ?? 0;
-      const expectedVersion = expect === 'right' ? v : expect === 'stale' ? Math.max(0, v - 1) : expect === 'ahead' ? v + 1 : expect;
+      const expectedVersion =
+        expect === 'right' ? v : expect === 'stale' ? Math.max(0, v - 1) : expect === 'ahead' ? v + 1 : expect;
       return {
         streamType: 'counter',
         streamId: stream,
@@ -72,7 +77,11 @@ class Model {
     for (const s of streams) {
       const v = this.versions.get(s.streamId) ?? 0;
       s.events.forEach((_, k) => {
-        expect(result.events[i]).toMatchObject({ streamId: s.streamId, streamVersion: v + k + 1, position: this.events + i + 1 });
+        expect(result.events[i]).toMatchObject({
+          streamId: s.streamId,
+          streamVersion: v + k + 1,
+          position: this.events + i + 1,
+        });
         i++;
       });
       this.versions.set(s.streamId, v + s.events.length);
@@ -106,7 +115,9 @@ export function definePropertyConformance(ctx: ConformanceContext): void {
                     async (acc, p) => [...(await acc), ...(await Promise.allSettled([run(p)]))],
                     Promise.resolve([]),
                   );
-              prepared.forEach((p, i) => model.check(p.command, p.streams, outcomes[i]!));
+              prepared.forEach((p, i) => {
+                model.check(p.command, p.streams, outcomes[i]!);
+              });
             }
             const all = await store.readAll();
             expect(all.map((e) => e.position)).toEqual(all.map((_, i) => i + 1));

@@ -1,18 +1,25 @@
-import { createFakeClock, createSeededIdGenerator } from '@demiurge/contracts/testing';
 import type { RecordedEvent } from '@demiurge/contracts';
+import { createFakeClock, createSeededIdGenerator } from '@demiurge/contracts/testing';
 import { firstValueFrom, take, toArray } from 'rxjs';
 import { afterEach, describe, expect, it } from 'vitest';
-import { InvalidAppendError, StoreClosedError, StreamTypeMismatchError, StreamVersionConflictError } from '../errors.js';
+import {
+  InvalidAppendError,
+  StoreClosedError,
+  StreamTypeMismatchError,
+  StreamVersionConflictError,
+} from '../errors.js';
 import type { AppendStream, EventStore } from '../event-store.js';
 import type { Projector } from '../projector.js';
 import { defineProjectionConformance } from './conformance-projections.js';
+import { definePropertyConformance } from './conformance-properties.js';
 import { counterProjector, notesProjector, testEventRegistry } from './fixtures.js';
 import type { EventStoreHarness } from './harness.js';
-import { definePropertyConformance } from './conformance-properties.js';
 
 /** Context shared by the suite's parts: a way to open stores that are closed and disposed after each test. */
 export interface ConformanceContext {
-  open(projectors?: readonly Projector[]): Promise<{ store: EventStore; reopen(p?: readonly Projector[]): Promise<EventStore> }>;
+  open(
+    projectors?: readonly Projector[],
+  ): Promise<{ store: EventStore; reopen(p?: readonly Projector[]): Promise<EventStore> }>;
 }
 
 /**
@@ -62,14 +69,21 @@ export function describeEventStoreConformance<S>(harness: EventStoreHarness<S>):
   });
 }
 
-export const created = (streamId: string, expectedVersion: AppendStream['expectedVersion'] = 'no_stream'): AppendStream => ({
+export const created = (
+  streamId: string,
+  expectedVersion: AppendStream['expectedVersion'] = 'no_stream',
+): AppendStream => ({
   streamType: 'counter',
   streamId,
   expectedVersion,
   events: [{ type: 'test.created', data: { name: streamId } }],
 });
 
-export const incremented = (streamId: string, expectedVersion: AppendStream['expectedVersion'], ...by: number[]): AppendStream => ({
+export const incremented = (
+  streamId: string,
+  expectedVersion: AppendStream['expectedVersion'],
+  ...by: number[]
+): AppendStream => ({
   streamType: 'counter',
   streamId,
   expectedVersion,
@@ -148,7 +162,12 @@ function defineAppendConformance(ctx: ConformanceContext): void {
         path: ['by'],
       });
       await expect(
-        store.append({ streamType: 'counter', streamId: 'a', expectedVersion: 'any', events: [{ type: 'nope.done', data: {} }] }),
+        store.append({
+          streamType: 'counter',
+          streamId: 'a',
+          expectedVersion: 'any',
+          events: [{ type: 'nope.done', data: {} }],
+        }),
       ).rejects.toMatchObject({ name: 'UnknownEventTypeError', type: 'nope.done' });
       await expect(
         store.append(created('a'), { meta: { actor: { kind: 'robot' as 'user', id: 'x' } } }),
@@ -165,9 +184,9 @@ function defineAppendConformance(ctx: ConformanceContext): void {
     it('keeps a stream id bound to its stream type', async () => {
       const { store } = await ctx.open();
       await store.append(created('a'));
-      await expect(
-        store.append({ ...incremented('a', 1, 1), streamType: 'other' }),
-      ).rejects.toBeInstanceOf(StreamTypeMismatchError);
+      await expect(store.append({ ...incremented('a', 1, 1), streamType: 'other' })).rejects.toBeInstanceOf(
+        StreamTypeMismatchError,
+      );
     });
 
     it('commits concurrent appends independently: one conflict fails only its own caller', async () => {
@@ -190,7 +209,12 @@ function defineAppendConformance(ctx: ConformanceContext): void {
         { ...created('a'), events: [{ type: 'test.created', data: { name: 'a' }, meta: { causationId: 'evt_x' } }] },
         { meta: { actor: { kind: 'user', id: 'u1' }, correlationId: 'corr-1', turnId: 'trn_1' } },
       );
-      expect(events[0]!.meta).toEqual({ actor: { kind: 'user', id: 'u1' }, correlationId: 'corr-1', causationId: 'evt_x', turnId: 'trn_1' });
+      expect(events[0]!.meta).toEqual({
+        actor: { kind: 'user', id: 'u1' },
+        correlationId: 'corr-1',
+        causationId: 'evt_x',
+        turnId: 'trn_1',
+      });
       expect((await store.readStream('a'))[0]!.meta).toEqual(events[0]!.meta);
     });
 
@@ -210,12 +234,21 @@ function defineReadConformance(ctx: ConformanceContext): void {
       await store.append(created('a'));
       await store.append(created('b'));
       await store.append(incremented('a', 1, 1, 2, 3));
-      await store.append({ streamType: 'note', streamId: 'n', expectedVersion: 'any', events: [{ type: 'test.noted', data: { text: 'hi' } }] });
+      await store.append({
+        streamType: 'note',
+        streamId: 'n',
+        expectedVersion: 'any',
+        events: [{ type: 'test.noted', data: { text: 'hi' } }],
+      });
       expect((await store.readStream('a')).map((e) => e.streamVersion)).toEqual([1, 2, 3, 4]);
-      expect((await store.readStream('a', { fromVersion: 2, limit: 2 })).map((e) => (e.data as { by: number }).by)).toEqual([1, 2]);
+      expect(
+        (await store.readStream('a', { fromVersion: 2, limit: 2 })).map((e) => (e.data as { by: number }).by),
+      ).toEqual([1, 2]);
       expect((await store.readAll({ from: 5 })).map((e) => e.position)).toEqual([5, 6]);
       expect((await store.readAll({ from: 2, limit: 2 })).map((e) => e.position)).toEqual([2, 3]);
-      expect((await store.readAll({ types: ['test.created', 'test.noted'] })).map((e) => e.position)).toEqual([1, 2, 6]);
+      expect((await store.readAll({ types: ['test.created', 'test.noted'] })).map((e) => e.position)).toEqual([
+        1, 2, 6,
+      ]);
       expect(await store.readStream('missing')).toEqual([]);
     });
 

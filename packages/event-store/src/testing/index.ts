@@ -4,7 +4,6 @@ export {
   describeEventStoreConformance,
   incremented,
 } from './conformance.js';
-export type { EventStoreHarness, OpenStoreOptions } from './harness.js';
 export {
   counterProjector,
   notesProjector,
@@ -14,3 +13,4 @@ export {
   TestNoted,
   testEventRegistry,
 } from './fixtures.js';
+export type { EventStoreHarness, OpenStoreOptions } from './harness.js';

@@ -1,0 +1,85 @@
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import {
+  createEventRegistry,
+  createIdGenerator,
+  defineEvent,
+  domainEvents,
+  EventValidationError,
+  idTime,
+  SessionId,
+  UnknownEventTypeError,
+} from './index.js';
+import { createFakeClock, createSeededIdGenerator } from './testing/index.js';
+
+describe('ids', () => {
+  it('are prefixed, branded by schema, and sort in creation order within and across milliseconds', () => {
+    const clock = createFakeClock(Date.parse('2026-03-01T12:00:00Z'));
+    const ids = createIdGenerator(clock);
+    const made: string[] = [];
+    for (let i = 0; i < 300; i++) {
+      if (i % 100 === 0) clock.advance(1);
+      made.push(ids.next('ses'));
+    }
+    expect([...made].sort()).toEqual(made);
+    expect(new Set(made).size).toBe(300);
+    expect(made[0]).toMatch(/^ses_[0-9A-HJKMNP-TV-Z]{26}$/);
+    expect(SessionId.safeParse(made[0]).success).toBe(true);
+    expect(SessionId.safeParse('tsk_01JD5Y7Q6N0000000000000000').success).toBe(false);
+    expect(idTime(made[0]!)).toBe(Date.parse('2026-03-01T12:00:00.001Z'));
+  });
+
+  it('are reproducible from a seed', () => {
+    const a = createSeededIdGenerator(createFakeClock(), 9);
+    const b = createSeededIdGenerator(createFakeClock(), 9);
+    expect([a.next('evt'), a.next('evt')]).toEqual([b.next('evt'), b.next('evt')]);
+  });
+});
+
+describe('event registry', () => {
+  const Renamed = defineEvent({
+    type: 'thing.renamed',
+    schemaVersion: 3,
+    description: 'v1 had `title`, v2 `name`, v3 `name` and `by`.',
+    data: z.object({ name: z.string().min(1), by: z.string() }),
+    upcasters: {
+      1: (d) => ({ name: (d as { title: string }).title }),
+      2: (d) => ({ ...(d as object), by: 'unknown' }),
+    },
+  });
+  const registry = createEventRegistry([Renamed]);
+
+  it('validates new data and names the failing path', () => {
+    expect(registry.validate('thing.renamed', { name: 'a', by: 'me' })).toEqual({
+      data: { name: 'a', by: 'me' },
+      schemaVersion: 3,
+    });
+    const err = (() => {
+      try {
+        registry.validate('thing.renamed', { name: '', by: 'me' });
+      } catch (e) {
+        return e;
+      }
+    })();
+    expect(err).toBeInstanceOf(EventValidationError);
+    expect(err).toMatchObject({ type: 'thing.renamed', path: ['name'], code: 'event_validation' });
+    expect(() => registry.validate('thing.lost', {})).toThrow(UnknownEventTypeError);
+  });
+
+  it('upcasts old schema versions step by step, and refuses newer ones', () => {
+    expect(registry.read('thing.renamed', 1, { title: 'old' })).toEqual({ name: 'old', by: 'unknown' });
+    expect(() => registry.read('thing.renamed', 4, {})).toThrow(/newer than this code's 3/);
+  });
+
+  it('refuses duplicate types and names that are not dotted', () => {
+    expect(() => createEventRegistry([Renamed, Renamed])).toThrow(/registered twice/);
+    expect(() => defineEvent({ type: 'Renamed', schemaVersion: 1, description: '', data: z.object({}) })).toThrow(
+      /dotted/,
+    );
+  });
+
+  it('catalogs the domain events', () => {
+    expect(domainEvents.types).toContain('session.created');
+    expect(domainEvents.types).toContain('message.recorded');
+  });
+});

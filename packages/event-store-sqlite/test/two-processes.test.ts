@@ -1,0 +1,67 @@
+import { fork } from 'node:child_process';
+import { join } from 'node:path';
+import type { RecordedEvent } from '@demiurge/contracts';
+import { counterProjector, testEventRegistry } from '@demiurge/event-store/testing';
+import { afterEach, expect, it } from 'vitest';
+import { openSqliteEventStore } from '../src/index.js';
+import { tempDir } from './temp-dir.js';
+
+interface Report {
+  name: string;
+  ok: number;
+  sharedOk: number;
+  conflicts: number;
+  otherErrors: string[];
+}
+
+const dir = tempDir();
+afterEach(() => dir.remove());
+
+it('two processes append to one file: nothing lost, conflicts typed, no SQLITE_BUSY, tailing sees both', async () => {
+  const path = join(dir.path, 'shared.sqlite3');
+  const store = await openSqliteEventStore({
+    path,
+    registry: testEventRegistry,
+    projectors: [counterProjector],
+    tailIntervalMs: 20,
+  });
+  const seen: RecordedEvent[] = [];
+  const sub = store.events$.subscribe((e) => seen.push(e));
+  const rounds = 150;
+  const children = ['p1', 'p2'].map((name) =>
+    fork(join(import.meta.dirname, 'fixtures', 'appender.mjs'), [path, name, String(rounds)], { stdio: 'inherit' }),
+  );
+  await Promise.all(children.map((c) => new Promise((resolve) => c.once('message', resolve))));
+  const reports = Promise.all(
+    children.map(
+      (c) =>
+        new Promise<Report>((resolve, reject) => {
+          c.on('message', (m: { report?: Report }) => m.report && resolve(m.report));
+          c.once('exit', (code) => code !== 0 && reject(new Error(`appender exited with ${code}`)));
+        }),
+    ),
+  );
+  for (const c of children) c.send('go');
+  const [a, b] = await reports;
+  expect(a!.otherErrors).toEqual([]);
+  expect(b!.otherErrors).toEqual([]);
+  expect(a!.conflicts + b!.conflicts).toBeGreaterThan(0);
+  const total = a!.ok + b!.ok;
+  expect(a!.ok - a!.sharedOk).toBe(rounds);
+  expect(a!.sharedOk + b!.sharedOk + a!.conflicts + b!.conflicts).toBe(2 * rounds);
+  expect(await store.head()).toBe(total);
+  const shared = await store.readStream('shared');
+  expect(shared.map((e) => e.streamVersion)).toEqual(shared.map((_, i) => i + 1));
+  expect(shared).toHaveLength(a!.sharedOk + b!.sharedOk);
+  const positions = (await store.readAll()).map((e) => e.position);
+  expect(positions).toEqual(positions.map((_, i) => i + 1));
+  expect(await store.projection('counter').get('totals', 'all')).toBe(total);
+  const live = { ...(await store.projection('counter').dump()) };
+  await store.rebuild();
+  expect(await store.projection('counter').dump()).toEqual(live);
+  const deadline = Date.now() + 5000;
+  while (seen.length < total && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+  expect(seen.map((e) => e.position)).toEqual(positions);
+  sub.unsubscribe();
+  await store.close();
+});

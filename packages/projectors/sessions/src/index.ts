@@ -1,0 +1,10 @@
+export {
+  bindingKey,
+  SessionCollections,
+  type SessionView,
+  sessionsProjector,
+  type TranscriptEntry,
+  type TurnView,
+  transcriptKey,
+  turnKey,
+} from './sessions.projector.js';

@@ -1,0 +1,183 @@
+import type {
+  EventData,
+  MessageRecorded,
+  RecordedEvent,
+  SessionArchived,
+  SessionCreated,
+  SessionUpdated,
+  TurnCompleted,
+  TurnFailed,
+  TurnStarted,
+} from '@demiurge/contracts';
+import { defineProjector, type ProjectionTx } from '@demiurge/event-store';
+
+/** One session as the board shows it. */
+export interface SessionView {
+  readonly sessionId: string;
+  readonly title: string;
+  readonly coreId: string;
+  readonly status: 'active' | 'archived';
+  readonly createdAt: string;
+  readonly updatedAt: string;
+  readonly messageCount: number;
+  readonly turnCount: number;
+  readonly activeTurnId: string | null;
+  readonly lastMessage: { readonly role: string; readonly text: string } | null;
+  readonly binding: { readonly coreId: string; readonly channel: string; readonly conversationKey: string } | null;
+  readonly archivedReason: string | null;
+}
+
+/** A message kept in a session's transcript (`transient` messages are not kept). */
+export interface TranscriptEntry {
+  readonly messageId: string;
+  readonly sessionId: string;
+  readonly turnId: string | null;
+  readonly role: string;
+  readonly text: string;
+  readonly visibility: 'persist' | 'model_hidden';
+  readonly position: number;
+  readonly recordedAt: string;
+}
+
+export interface TurnView {
+  readonly turnId: string;
+  readonly sessionId: string;
+  readonly status: 'running' | 'completed' | 'failed';
+  readonly startedAt: string;
+  readonly endedAt: string | null;
+  readonly error: { readonly code: string; readonly message: string } | null;
+}
+
+/** Collections of the `sessions` projector. */
+export const SessionCollections = {
+  sessions: 'sessions',
+  messages: 'messages',
+  turns: 'turns',
+  bindings: 'bindings',
+} as const;
+
+const PREVIEW = 120;
+
+/** Transcript and turn ids sort by session, then by time (message and turn ids are time-sortable). */
+export const transcriptKey = (sessionId: string, messageId: string) => `${sessionId}/${messageId}`;
+export const turnKey = (sessionId: string, turnId: string) => `${sessionId}/${turnId}`;
+export const bindingKey = (b: { coreId: string; channel: string; conversationKey: string }) =>
+  `${b.coreId}/${b.channel}/${b.conversationKey}`;
+
+function updateSession(
+  tx: ProjectionTx,
+  event: RecordedEvent,
+  sessionId: string,
+  change: (s: SessionView) => SessionView,
+) {
+  const session = tx.get<SessionView>(SessionCollections.sessions, sessionId);
+  if (!session) return;
+  tx.put(SessionCollections.sessions, sessionId, { ...change(session), updatedAt: event.recordedAt });
+}
+
+/**
+ * The sessions read model: sessions with counts and status, transcripts by history policy,
+ * turns, and channel bindings (one session per core + channel + conversation key).
+ */
+export const sessionsProjector = defineProjector({
+  name: 'sessions',
+  version: 1,
+  handles: [
+    'session.created',
+    'session.updated',
+    'session.archived',
+    'message.recorded',
+    'turn.started',
+    'turn.completed',
+    'turn.failed',
+  ],
+  apply(event, tx) {
+    switch (event.type) {
+      case 'session.created': {
+        const d = event.data as EventData<typeof SessionCreated>;
+        const view: SessionView = {
+          sessionId: d.sessionId,
+          title: d.title,
+          coreId: d.coreId,
+          status: 'active',
+          createdAt: event.recordedAt,
+          updatedAt: event.recordedAt,
+          messageCount: 0,
+          turnCount: 0,
+          activeTurnId: null,
+          lastMessage: null,
+          binding: d.binding ?? null,
+          archivedReason: null,
+        };
+        tx.put(SessionCollections.sessions, d.sessionId, view);
+        if (d.binding) tx.put(SessionCollections.bindings, bindingKey(d.binding), d.sessionId);
+        return;
+      }
+      case 'session.updated': {
+        const d = event.data as EventData<typeof SessionUpdated>;
+        updateSession(tx, event, d.sessionId, (s) => ({ ...s, title: d.title }));
+        return;
+      }
+      case 'session.archived': {
+        const d = event.data as EventData<typeof SessionArchived>;
+        updateSession(tx, event, d.sessionId, (s) => ({ ...s, status: 'archived', archivedReason: d.reason }));
+        return;
+      }
+      case 'message.recorded': {
+        const d = event.data as EventData<typeof MessageRecorded>;
+        if (d.visibility !== 'transient') {
+          const entry: TranscriptEntry = {
+            messageId: d.messageId,
+            sessionId: d.sessionId,
+            turnId: d.turnId ?? null,
+            role: d.role,
+            text: d.text,
+            visibility: d.visibility,
+            position: event.position,
+            recordedAt: event.recordedAt,
+          };
+          tx.put(SessionCollections.messages, transcriptKey(d.sessionId, d.messageId), entry);
+        }
+        updateSession(tx, event, d.sessionId, (s) => ({
+          ...s,
+          messageCount: s.messageCount + 1,
+          lastMessage: { role: d.role, text: d.text.length > PREVIEW ? `${d.text.slice(0, PREVIEW - 1)}…` : d.text },
+        }));
+        return;
+      }
+      case 'turn.started': {
+        const d = event.data as EventData<typeof TurnStarted>;
+        const turn: TurnView = {
+          turnId: d.turnId,
+          sessionId: d.sessionId,
+          status: 'running',
+          startedAt: event.recordedAt,
+          endedAt: null,
+          error: null,
+        };
+        tx.put(SessionCollections.turns, turnKey(d.sessionId, d.turnId), turn);
+        updateSession(tx, event, d.sessionId, (s) => ({ ...s, turnCount: s.turnCount + 1, activeTurnId: d.turnId }));
+        return;
+      }
+      case 'turn.completed':
+      case 'turn.failed': {
+        const d = event.data as EventData<typeof TurnCompleted> | EventData<typeof TurnFailed>;
+        const key = turnKey(d.sessionId, d.turnId);
+        const turn = tx.get<TurnView>(SessionCollections.turns, key);
+        if (turn) {
+          tx.put(SessionCollections.turns, key, {
+            ...turn,
+            status: event.type === 'turn.completed' ? 'completed' : 'failed',
+            endedAt: event.recordedAt,
+            error: 'error' in d ? d.error : null,
+          });
+        }
+        updateSession(tx, event, d.sessionId, (s) => ({
+          ...s,
+          activeTurnId: s.activeTurnId === d.turnId ? null : s.activeTurnId,
+        }));
+        return;
+      }
+    }
+  },
+});

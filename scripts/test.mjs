@@ -1,0 +1,68 @@
+#!/usr/bin/env node
+// Runs every package's lint, typecheck and tests through turbo (continuing past failures), then sums
+// the vitest JSON reports into the closing line CI reads: `N passed, N failed`.
+// Exits non-zero when anything failed or when no test ran.
+import { spawnSync } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { pnpmCommand } from './setup.mjs';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const groups = ['packages', 'packages/projectors', 'services', 'test'];
+
+function workspacePackages() {
+  const out = [];
+  for (const group of groups) {
+    const base = join(root, group);
+    if (!existsSync(base)) continue;
+    for (const name of readdirSync(base)) {
+      const manifest = join(base, name, 'package.json');
+      if (existsSync(manifest)) out.push({ dir: join(base, name), pkg: JSON.parse(readFileSync(manifest, 'utf8')) });
+    }
+  }
+  return out;
+}
+
+const packages = workspacePackages();
+const tested = packages.filter((p) => p.pkg.scripts?.test);
+for (const p of tested) rmSync(join(p.dir, '.test-results'), { recursive: true, force: true });
+
+const [pnpm, ...pre] = pnpmCommand();
+const turbo = spawnSync(pnpm, [...pre, 'exec', 'turbo', 'run', 'lint', 'typecheck', 'test', '--continue'], {
+  cwd: root,
+  stdio: 'inherit',
+  env: { ...process.env, FORCE_COLOR: process.env.FORCE_COLOR ?? '0' },
+});
+
+let passed = 0;
+let failed = 0;
+const problems = [];
+for (const p of tested) {
+  const report = join(p.dir, '.test-results', 'vitest.json');
+  const where = relative(root, p.dir);
+  if (!existsSync(report)) {
+    failed++;
+    problems.push(`${where}: no test report (the suite did not run or crashed)`);
+    continue;
+  }
+  const r = JSON.parse(readFileSync(report, 'utf8'));
+  passed += r.numPassedTests;
+  failed += r.numFailedTests;
+  if (r.numFailedTests > 0) problems.push(`${where}: ${r.numFailedTests} failed`);
+  // A suite that failed to load has no failed tests but a failed file.
+  const broken = (r.testResults ?? []).filter((f) => f.status === 'failed' && f.assertionResults.length === 0);
+  for (const f of broken) {
+    failed++;
+    problems.push(`${relative(root, f.name)}: failed to load: ${(f.message ?? '').split('\n')[0]}`);
+  }
+}
+if (turbo.status !== 0 && problems.length === 0) {
+  failed++;
+  problems.push('turbo reported a failing task (lint, typecheck or build): see its output above');
+}
+console.log('');
+for (const line of problems) console.log(`FAIL ${line}`);
+if (passed + failed === 0) console.log('no test ran');
+console.log(`${passed} passed, ${failed} failed`);
+process.exit(failed > 0 || passed === 0 || turbo.status !== 0 ? 1 : 0);
