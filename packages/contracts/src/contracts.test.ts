@@ -83,3 +83,12 @@ describe('event registry', () => {
     expect(domainEvents.types).toContain('message.recorded');
   });
 });
+
+describe('generated event catalog', () => {
+  it('docs/events.md matches the schemas (run `pnpm docs:generate` to regenerate)', async () => {
+    const { readFileSync } = await import('node:fs');
+    const { renderEventCatalog } = await import('./index.js');
+    const file = new URL('../../../docs/events.md', import.meta.url);
+    expect(readFileSync(file, 'utf8')).toBe(renderEventCatalog(domainEvents));
+  });
+});

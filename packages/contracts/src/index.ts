@@ -1,4 +1,5 @@
 export { domainEventDefinitions, domainEvents } from './catalog.js';
+export { renderEventCatalog } from './event-catalog.js';
 export { type Clock, systemClock } from './clock.js';
 export {
   Actor,
