@@ -37,10 +37,11 @@ export function openDatabase(path: string, options: ConnectionOptions = {}): Dat
 
 /** The settings every connection gets; `journal_mode` and `synchronous` are read back to be sure. */
 export function configure(db: Database.Database, options: ConnectionOptions = {}): void {
+  // busy_timeout first: switching to WAL needs a lock another process may hold while it migrates.
+  db.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 5000}`);
   const mode = db.pragma('journal_mode = WAL', { simple: true });
   if (mode !== 'wal' && db.name !== ':memory:') throw new Error(`could not switch ${db.name} to WAL (got ${mode})`);
   db.pragma(`synchronous = ${options.synchronous ?? 'FULL'}`);
-  db.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 5000}`);
   db.pragma('foreign_keys = ON');
 }
 
@@ -60,6 +61,8 @@ function inspectExisting(path: string): void {
   let probe: Database.Database | undefined;
   try {
     probe = new Database(path, { readonly: true, fileMustExist: true });
+    // A read-only probe cannot switch journal modes; it only needs to wait for a writer.
+    probe.pragma('busy_timeout = 5000');
     const version = probe.pragma('user_version', { simple: true }) as number;
     const tables = (
       probe.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all() as { name: string }[]

@@ -2,7 +2,7 @@ import { fork } from 'node:child_process';
 import { join } from 'node:path';
 import type { RecordedEvent } from '@demiurge/contracts';
 import { counterProjector, testEventRegistry } from '@demiurge/event-store/testing';
-import { afterEach, expect, it } from 'vitest';
+import { afterEach, beforeEach, expect, it } from 'vitest';
 import { openSqliteEventStore } from '../src/index.js';
 import { tempDir } from './temp-dir.js';
 
@@ -14,7 +14,10 @@ interface Report {
   otherErrors: string[];
 }
 
-const dir = tempDir();
+let dir: ReturnType<typeof tempDir>;
+beforeEach(() => {
+  dir = tempDir();
+});
 afterEach(() => dir.remove());
 
 it('two processes append to one file: nothing lost, conflicts typed, no SQLITE_BUSY, tailing sees both', async () => {
@@ -63,5 +66,23 @@ it('two processes append to one file: nothing lost, conflicts typed, no SQLITE_B
   while (seen.length < total && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
   expect(seen.map((e) => e.position)).toEqual(positions);
   sub.unsubscribe();
+  await store.close();
+});
+
+it('several processes opening a fresh file at once all migrate it safely', async () => {
+  const path = join(dir.path, 'fresh', 'runtime.sqlite3');
+  const names = ['o1', 'o2', 'o3', 'o4'];
+  const codes = await Promise.all(
+    names.map(
+      (name) =>
+        new Promise<number | null>((resolve) => {
+          fork(join(import.meta.dirname, 'fixtures', 'opener.mjs'), [path, name], { stdio: 'inherit' }).once('exit', resolve);
+        }),
+    ),
+  );
+  expect(codes).toEqual([0, 0, 0, 0]);
+  const store = await openSqliteEventStore({ path, registry: testEventRegistry, projectors: [counterProjector] });
+  expect((await store.readAll()).map((e) => e.streamId).sort()).toEqual(names);
+  expect(await store.projection('counter').list('streams')).toHaveLength(4);
   await store.close();
 });
