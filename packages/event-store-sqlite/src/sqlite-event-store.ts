@@ -15,6 +15,7 @@ import {
   type AppendStream,
   assertDistinctProjectors,
   catchUpSubscription,
+  iterateInBatches,
   checkExpectedVersion,
   type EventStore,
   eventIdempotencyKey,
@@ -194,16 +195,15 @@ class SqliteStore implements SqliteEventStore {
     return this.readRange(options?.from ?? 1, options?.limit, options?.types);
   }
 
-  async *iterate(options?: IterateOptions): AsyncIterable<RecordedEvent> {
-    const batchSize = options?.batchSize ?? 1000;
-    let from = options?.from ?? 1;
-    for (;;) {
-      this.assertOpen();
-      const batch = this.readRange(from, batchSize, options?.types);
-      yield* batch;
-      if (batch.length < batchSize) return;
-      from = batch[batch.length - 1]!.position + 1;
-    }
+  iterate(options?: IterateOptions): AsyncIterable<RecordedEvent> {
+    return iterateInBatches(
+      (from, limit) => {
+        this.assertOpen();
+        return this.readRange(from, limit, options?.types);
+      },
+      options?.from ?? 1,
+      options?.batchSize ?? 1000,
+    );
   }
 
   async head(): Promise<number> {

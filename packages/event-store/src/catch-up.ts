@@ -42,3 +42,20 @@ export function catchUpSubscription(
     return () => live.unsubscribe();
   });
 }
+
+/**
+ * Reads the log in keyset batches (`from` inclusive) until a batch comes back short: the shared body
+ * of every store's `iterate`, so memory never holds more than one batch.
+ */
+export async function* iterateInBatches(
+  readBatch: (from: number, limit: number) => readonly RecordedEvent[] | Promise<readonly RecordedEvent[]>,
+  from: number,
+  batchSize: number,
+): AsyncIterable<RecordedEvent> {
+  for (let next = from; ; ) {
+    const batch = await readBatch(next, batchSize);
+    yield* batch;
+    if (batch.length < batchSize) return;
+    next = batch[batch.length - 1]!.position + 1;
+  }
+}

@@ -7,7 +7,7 @@ export {
   planAppend,
   toRecorded,
 } from './append-plan.js';
-export { catchUpSubscription } from './catch-up.js';
+export { catchUpSubscription, iterateInBatches } from './catch-up.js';
 export {
   CorruptDatabaseError,
   DatabaseNewerThanCodeError,

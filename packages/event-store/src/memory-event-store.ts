@@ -9,7 +9,7 @@ import {
 } from '@demiurge/contracts';
 import { type Observable, Subject } from 'rxjs';
 import { type AppendPlan, checkExpectedVersion, planAppend, toRecorded } from './append-plan.js';
-import { catchUpSubscription } from './catch-up.js';
+import { catchUpSubscription, iterateInBatches } from './catch-up.js';
 import { StoreClosedError, StreamTypeMismatchError } from './errors.js';
 import type {
   AppendOptions,
@@ -146,16 +146,15 @@ class InMemoryEventStore implements EventStore {
     return this.readRange(options?.from ?? 1, options?.limit ?? Number.POSITIVE_INFINITY, options?.types);
   }
 
-  async *iterate(options?: IterateOptions): AsyncIterable<RecordedEvent> {
-    const batchSize = options?.batchSize ?? 1000;
-    let from = options?.from ?? 1;
-    for (;;) {
-      this.assertOpen();
-      const batch = this.readRange(from, batchSize, options?.types);
-      yield* batch;
-      if (batch.length < batchSize) return;
-      from = batch[batch.length - 1]!.position + 1;
-    }
+  iterate(options?: IterateOptions): AsyncIterable<RecordedEvent> {
+    return iterateInBatches(
+      (from, limit) => {
+        this.assertOpen();
+        return this.readRange(from, limit, options?.types);
+      },
+      options?.from ?? 1,
+      options?.batchSize ?? 1000,
+    );
   }
 
   async head(): Promise<number> {
