@@ -1,0 +1,62 @@
+/** Workload sizes; `BENCH_SIZE=small` shrinks every one of them for CI. */
+export interface BenchSizes {
+  readonly label: 'full' | 'small';
+  /** Sequential single-event appends per side (store, raw) with synchronous=FULL. */
+  readonly sequentialFull: number;
+  /** Sequential single-event appends per side with synchronous=NORMAL. */
+  readonly sequentialNormal: number;
+  /** Streams the sequential appends go round. */
+  readonly streams: number;
+  /** Rounds of 100 appends in flight (store side of the group-commit benchmark). */
+  readonly concurrentRounds: number;
+  /** One-row transactions of the raw side of the group-commit benchmark. */
+  readonly concurrentRaw: number;
+  /** Events in the large rebuild (timed, and the numerator of the RSS ratio). */
+  readonly rebuildLarge: number;
+  /** Events in the small rebuild (the denominator of the RSS ratio). */
+  readonly rebuildSmall: number;
+  /** Alternating raw/store rebuilds of the large log; their times are summed, the peak RSS is the highest. */
+  readonly rebuildRepeats: number;
+}
+
+export const IN_FLIGHT = 100;
+
+const FULL: BenchSizes = {
+  label: 'full',
+  sequentialFull: 10_000,
+  sequentialNormal: 50_000,
+  streams: 1_000,
+  concurrentRounds: 200,
+  concurrentRaw: 5_000,
+  rebuildLarge: 1_000_000,
+  rebuildSmall: 100_000,
+  rebuildRepeats: 2,
+};
+
+const SMALL: BenchSizes = {
+  label: 'small',
+  sequentialFull: 1_000,
+  sequentialNormal: 5_000,
+  streams: 100,
+  concurrentRounds: 20,
+  concurrentRaw: 1_000,
+  // Peak RSS only settles after ~40k events (V8 touching its committed heap, store and raw loop
+  // alike), so the small ratio compares 100k with 20k rather than sizes still in that warm-up.
+  rebuildLarge: 100_000,
+  rebuildSmall: 20_000,
+  rebuildRepeats: 1,
+};
+
+export function benchSizes(env: NodeJS.ProcessEnv = process.env): BenchSizes {
+  const size = env.BENCH_SIZE ?? 'full';
+  if (size === 'small') return SMALL;
+  if (size === 'full' || size === '') return FULL;
+  throw new Error(`BENCH_SIZE must be "small" or "full", not ${JSON.stringify(size)}`);
+}
+
+/** 1_000_000 → "1M", 20_000 → "20k". */
+export function countLabel(n: number): string {
+  if (n >= 1_000_000 && n % 1_000_000 === 0) return `${n / 1_000_000}M`;
+  if (n >= 1_000 && n % 1_000 === 0) return `${n / 1_000}k`;
+  return String(n);
+}
