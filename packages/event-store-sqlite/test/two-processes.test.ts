@@ -76,7 +76,10 @@ it('several processes opening a fresh file at once all migrate it safely', async
     names.map(
       (name) =>
         new Promise<number | null>((resolve) => {
-          fork(join(import.meta.dirname, 'fixtures', 'opener.mjs'), [path, name], { stdio: 'inherit' }).once('exit', resolve);
+          fork(join(import.meta.dirname, 'fixtures', 'opener.mjs'), [path, name], { stdio: 'inherit' }).once(
+            'exit',
+            resolve,
+          );
         }),
     ),
   );

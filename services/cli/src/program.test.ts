@@ -32,7 +32,10 @@ describe('runCli', () => {
     const home = tempHome();
     const demo = capture();
     expect(await runCli(['demo', '--json', '--home', home], demo.io)).toBe(0);
-    const report = JSON.parse(demo.out.join('\n')) as { head: number; session: { turnCount: number; messageCount: number } };
+    const report = JSON.parse(demo.out.join('\n')) as {
+      head: number;
+      session: { turnCount: number; messageCount: number };
+    };
     expect(report.head).toBe(9);
     expect(report.session).toMatchObject({ turnCount: 2, messageCount: 4, status: 'active' });
     const events = capture();
