@@ -89,3 +89,34 @@ it('several processes opening a fresh file at once all migrate it safely', async
   expect(await store.projection('counter').list('streams')).toHaveLength(4);
   await store.close();
 });
+
+it("a process's projectors catch up with events another process appended without them", async () => {
+  const path = join(dir.path, 'mixed.sqlite3');
+  const store = await openSqliteEventStore({ path, registry: testEventRegistry, projectors: [counterProjector] });
+  await store.append({
+    streamType: 'counter',
+    streamId: 'local-1',
+    expectedVersion: 'no_stream',
+    events: [{ type: 'test.created', data: { name: 'local-1' } }],
+  });
+  const code = await new Promise<number | null>((resolve) => {
+    fork(join(import.meta.dirname, 'fixtures', 'opener.mjs'), [path, 'remote', 'no-projectors'], {
+      stdio: 'inherit',
+    }).once('exit', resolve);
+  });
+  expect(code).toBe(0);
+  expect(await store.projection('counter').get('streams', 'remote')).toBeUndefined();
+  await store.append({
+    streamType: 'counter',
+    streamId: 'local-2',
+    expectedVersion: 'no_stream',
+    events: [{ type: 'test.created', data: { name: 'local-2' } }],
+  });
+  expect((await store.projection('counter').list<{ name: string }>('streams')).map((s) => s.name)).toEqual([
+    'local-1',
+    'local-2',
+    'remote',
+  ]);
+  expect(await store.projection('counter').checkpoint()).toMatchObject({ position: 3 });
+  await store.close();
+});
