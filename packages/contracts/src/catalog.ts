@@ -1,11 +1,31 @@
+import { approvalEvents } from './events/approval.events.js';
+import { deliveryEvents } from './events/delivery.events.js';
+import { runEvents } from './events/run.events.js';
+import { scheduleInstanceEvents } from './events/schedule.events.js';
 import { sessionEvents } from './events/session.events.js';
+import { sessionModeEvents } from './events/session-mode.events.js';
+import { taskEvents } from './events/task.events.js';
+import { toolCallEvents } from './events/tool-call.events.js';
+import { turnEvents } from './events/turn.events.js';
+import { workEvents } from './events/work.events.js';
 import { createEventRegistry, type EventRegistry } from './registry.js';
 
 /**
  * Every domain event definition, grouped by aggregate. Later packages' events are added here,
  * so one registry validates the whole log and the docs' event catalog is generated from it.
  */
-export const domainEventDefinitions = [...sessionEvents] as const;
+export const domainEventDefinitions = [
+  ...sessionEvents,
+  ...sessionModeEvents,
+  ...turnEvents,
+  ...taskEvents,
+  ...runEvents,
+  ...workEvents,
+  ...deliveryEvents,
+  ...toolCallEvents,
+  ...scheduleInstanceEvents,
+  ...approvalEvents,
+] as const;
 
 /** The registry of every domain event, the default for stores. */
 export const domainEvents: EventRegistry = createEventRegistry(domainEventDefinitions);

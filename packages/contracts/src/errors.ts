@@ -14,6 +14,7 @@ export const ErrorCode = {
   StoreClosed: 'store_closed',
   ProjectorFailed: 'projector_failed',
   UnknownProjector: 'unknown_projector',
+  IllegalTransition: 'illegal_transition',
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 

@@ -19,6 +19,8 @@ export const IdPrefix = {
   toolCall: 'tcl',
   artifact: 'art',
   schedule: 'sch',
+  scheduleInstance: 'sci',
+  approval: 'apr',
 } as const;
 export type IdPrefix = (typeof IdPrefix)[keyof typeof IdPrefix];
 

@@ -1,5 +1,4 @@
 export { domainEventDefinitions, domainEvents } from './catalog.js';
-export { renderEventCatalog } from './event-catalog.js';
 export { type Clock, systemClock } from './clock.js';
 export {
   Actor,
@@ -10,6 +9,54 @@ export {
   systemActor,
 } from './envelope.js';
 export { DemiurgeError, ErrorCode, EventValidationError, formatPath, UnknownEventTypeError } from './errors.js';
+export { renderEventCatalog } from './event-catalog.js';
+export {
+  ApprovalConsumed,
+  ApprovalDenied,
+  ApprovalExpired,
+  ApprovalGranted,
+  ApprovalId,
+  ApprovalRequested,
+  approvalEvents,
+} from './events/approval.events.js';
+export {
+  DeliveryFailed,
+  DeliveryQueued,
+  DeliveryResolution,
+  DeliveryResolved,
+  DeliverySending,
+  DeliverySent,
+  DeliveryUnknown,
+  DeliveryUnrouted,
+  deliveryEvents,
+} from './events/delivery.events.js';
+export {
+  RunArchived,
+  RunBlocked,
+  RunCancelled,
+  RunCancelRequested,
+  RunCheckpointed,
+  RunCompleted,
+  RunFailed,
+  RunOwnerClaimed,
+  RunOwnerHeartbeat,
+  RunOwnerLeaseExpired,
+  RunPaused,
+  RunQueued,
+  RunResumed,
+  RunStarted,
+  RunWaiting,
+  runEvents,
+} from './events/run.events.js';
+export {
+  ScheduleId,
+  ScheduleInstanceClaimed,
+  ScheduleInstanceCompleted,
+  ScheduleInstanceFailed,
+  ScheduleInstanceId,
+  ScheduleInstanceScheduled,
+  scheduleInstanceEvents,
+} from './events/schedule.events.js';
 export {
   ChannelBinding,
   MessageRecorded,
@@ -23,6 +70,55 @@ export {
   TurnStarted,
   Usage,
 } from './events/session.events.js';
+export { SessionMode, SessionModeChanged, sessionModeEvents } from './events/session-mode.events.js';
+export {
+  TaskArchived,
+  TaskBlocked,
+  TaskCancelled,
+  TaskCompleted,
+  TaskCompletionAcknowledged,
+  TaskCompletionReady,
+  TaskDeleted,
+  TaskFailed,
+  TaskKind,
+  TaskLog,
+  TaskResumed,
+  TaskStarted,
+  TaskSubmitted,
+  TaskWaiting,
+  taskEvents,
+} from './events/task.events.js';
+export {
+  ToolCallCancelled,
+  ToolCallDenied,
+  ToolCallFailed,
+  ToolCallId,
+  ToolCallRequested,
+  ToolCallResolution,
+  ToolCallResolved,
+  ToolCallStarted,
+  ToolCallSucceeded,
+  ToolCallUnknown,
+  toolCallEvents,
+} from './events/tool-call.events.js';
+export { TurnCancelled, turnEvents } from './events/turn.events.js';
+export {
+  WorkAcknowledged,
+  WorkCancelled,
+  WorkClaimed,
+  WorkCorrupt,
+  WorkEnqueued,
+  WorkFailed,
+  WorkHeartbeat,
+  WorkLeaseExpired,
+  WorkResolution,
+  WorkResolved,
+  WorkRunning,
+  WorkSending,
+  WorkSucceeded,
+  WorkUnknown,
+  workEvents,
+} from './events/work.events.js';
 export {
   createIdGenerator,
   DeliveryId,

@@ -1,0 +1,126 @@
+import { z } from 'zod';
+import { RunId, SessionId, TaskId } from '../ids.js';
+import { defineEvent } from '../registry.js';
+
+/** The detached host-work kinds that become tasks (seed 003's task ledger). */
+export const TaskKind = z.enum(['agent.spawn', 'terminal.exec', 'evolver.run', 'schedule.fire']);
+export type TaskKind = z.infer<typeof TaskKind>;
+
+const failure = z.object({ code: z.string().min(1), message: z.string().min(1) });
+
+export const TaskSubmitted = defineEvent({
+  type: 'task.submitted',
+  schemaVersion: 1,
+  description: 'A detached task was submitted to the control plane; it is created, not yet started.',
+  data: z.object({
+    taskId: TaskId,
+    sessionId: SessionId,
+    runId: RunId.optional(),
+    kind: TaskKind,
+    title: z.string().min(1),
+  }),
+});
+
+export const TaskStarted = defineEvent({
+  type: 'task.started',
+  schemaVersion: 1,
+  description: 'A worker started the task; it is active.',
+  data: z.object({ taskId: TaskId, worker: z.string().min(1) }),
+});
+
+export const TaskWaiting = defineEvent({
+  type: 'task.waiting',
+  schemaVersion: 1,
+  description: 'An active task is waiting (on input, a child task or a timer) and will resume by itself.',
+  data: z.object({ taskId: TaskId, reason: z.string().min(1) }),
+});
+
+export const TaskBlocked = defineEvent({
+  type: 'task.blocked',
+  schemaVersion: 1,
+  description: 'An active task is blocked; `resumable` says whether it can continue once unblocked.',
+  data: z.object({ taskId: TaskId, reason: z.string().min(1), resumable: z.boolean() }),
+});
+
+export const TaskResumed = defineEvent({
+  type: 'task.resumed',
+  schemaVersion: 1,
+  description: 'A waiting or blocked task is active again.',
+  data: z.object({ taskId: TaskId }),
+});
+
+export const TaskCompleted = defineEvent({
+  type: 'task.completed',
+  schemaVersion: 1,
+  description: 'The task finished successfully.',
+  data: z.object({
+    taskId: TaskId,
+    summary: z.string().optional(),
+    exitCode: z.number().int().optional(),
+  }),
+});
+
+export const TaskFailed = defineEvent({
+  type: 'task.failed',
+  schemaVersion: 1,
+  description: 'The task ended with an error.',
+  data: z.object({ taskId: TaskId, error: failure, exitCode: z.number().int().optional() }),
+});
+
+export const TaskCancelled = defineEvent({
+  type: 'task.cancelled',
+  schemaVersion: 1,
+  description: 'The task was cancelled, before or after it started; the reason is kept.',
+  data: z.object({ taskId: TaskId, reason: z.string().min(1) }),
+});
+
+export const TaskDeleted = defineEvent({
+  type: 'task.deleted',
+  schemaVersion: 1,
+  description: 'A cancelled task was deleted: hidden from the active board, kept for audit.',
+  data: z.object({ taskId: TaskId, reason: z.string().min(1).optional() }),
+});
+
+export const TaskArchived = defineEvent({
+  type: 'task.archived',
+  schemaVersion: 1,
+  description: 'A finished, cancelled or deleted task was archived.',
+  data: z.object({ taskId: TaskId }),
+});
+
+export const TaskLog = defineEvent({
+  type: 'task.log',
+  schemaVersion: 1,
+  description: 'A bounded line of task output or progress (full output streams are artifacts).',
+  data: z.object({ taskId: TaskId, stream: z.enum(['stdout', 'stderr', 'progress']), text: z.string() }),
+});
+
+export const TaskCompletionReady = defineEvent({
+  type: 'task.completion_ready',
+  schemaVersion: 1,
+  description: "A finished task's completion notification is ready for its parent to claim.",
+  data: z.object({ taskId: TaskId, outcome: z.enum(['completed', 'failed', 'cancelled']) }),
+});
+
+export const TaskCompletionAcknowledged = defineEvent({
+  type: 'task.completion_acknowledged',
+  schemaVersion: 1,
+  description: "The parent acknowledged the task's completion notification.",
+  data: z.object({ taskId: TaskId, consumer: z.string().min(1) }),
+});
+
+export const taskEvents = [
+  TaskSubmitted,
+  TaskStarted,
+  TaskWaiting,
+  TaskBlocked,
+  TaskResumed,
+  TaskCompleted,
+  TaskFailed,
+  TaskCancelled,
+  TaskDeleted,
+  TaskArchived,
+  TaskLog,
+  TaskCompletionReady,
+  TaskCompletionAcknowledged,
+] as const;

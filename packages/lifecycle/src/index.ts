@@ -1,0 +1,69 @@
+export { assertTransition } from './assert-transition.js';
+export {
+  checkEvents,
+  createDecider,
+  type DeciderSpec,
+  foldState,
+  isIdempotentRepeat,
+  type LifecycleDecider,
+} from './decider.js';
+export {
+  defineLifecycle,
+  type IdempotentRepeat,
+  type Lifecycle,
+  type LifecycleConfig,
+  type LifecycleEvent,
+  NONE,
+  type StateOf,
+} from './define-lifecycle.js';
+export { IllegalTransitionError } from './errors.js';
+export { type IdempotentRow, idempotentRepeats } from './idempotent-repeats.js';
+export { renderLifecycleDoc } from './lifecycle-doc.js';
+export { lifecycleFor, lifecycles } from './lifecycles.js';
+export {
+  type ApprovalEventType,
+  type ApprovalState,
+  approvalLifecycle,
+  approvalMachine,
+} from './machines/approval.machine.js';
+export {
+  type DeliveryEventType,
+  type DeliveryState,
+  deliveryLifecycle,
+  deliveryMachine,
+} from './machines/delivery.machine.js';
+export { type RunEventType, type RunState, runLifecycle, runMachine } from './machines/run.machine.js';
+export {
+  type ScheduleInstanceEventType,
+  type ScheduleInstanceState,
+  scheduleInstanceLifecycle,
+  scheduleInstanceMachine,
+} from './machines/schedule-instance.machine.js';
+export {
+  type SessionEventType,
+  type SessionState,
+  sessionLifecycle,
+  sessionMachine,
+} from './machines/session.machine.js';
+export { type TaskEventType, type TaskState, taskLifecycle, taskMachine } from './machines/task.machine.js';
+export {
+  type ToolCallEventType,
+  type ToolCallState,
+  toolCallLifecycle,
+  toolCallMachine,
+} from './machines/tool-call.machine.js';
+export { type TurnEventType, type TurnState, turnLifecycle, turnMachine } from './machines/turn.machine.js';
+export { type WorkEventType, type WorkState, workLifecycle, workMachine } from './machines/work.machine.js';
+export { mermaidDiagram } from './mermaid.js';
+export { finalStates, type TransitionRow, transitionTable } from './transition-table.js';
+export { allowedEvents, canTransition, nextState } from './transitions.js';
+export {
+  createLogVerifier,
+  type LogVerifier,
+  type LogVerifierOptions,
+  type LogViolation,
+  type LogViolationKind,
+  type VerifyLogOptions,
+  type VerifyReport,
+  verifyLog,
+} from './verify-log.js';
