@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { EventRegistry } from './registry.js';
 
 type JsonSchema = {
+  $ref?: string;
   type?: string | string[];
   enum?: unknown[];
   const?: unknown;
@@ -13,6 +14,7 @@ type JsonSchema = {
 };
 
 function describeType(s: JsonSchema): string {
+  if (s.$ref) return 'json';
   if (s.const !== undefined) return JSON.stringify(s.const);
   if (s.enum) return s.enum.map((v) => JSON.stringify(v)).join(' \\| ');
   if (s.anyOf) return s.anyOf.map(describeType).join(' \\| ');

@@ -18,6 +18,11 @@ export const TaskSubmitted = defineEvent({
     runId: RunId.optional(),
     kind: TaskKind,
     title: z.string().min(1),
+    /** The kind's input, validated by the control plane's kind registry at submit. */
+    input: z.json().optional(),
+    parentTaskId: TaskId.optional(),
+    /** `return_to_parent` (default) announces completion with a `task.completion` work item; `silent` does not. */
+    notifyPolicy: z.enum(['return_to_parent', 'silent']).optional(),
   }),
 });
 

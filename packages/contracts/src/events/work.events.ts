@@ -18,6 +18,8 @@ export const WorkEnqueued = defineEvent({
     workId: WorkId,
     kind: z.string().min(1),
     subjectId: z.string().min(1),
+    /** What the work needs (validated by its kind's schema when claimed; unreadable → `work.corrupt`). */
+    payload: z.json().optional(),
     notBefore: z.iso.datetime().optional(),
   }),
 });
@@ -59,8 +61,8 @@ export const WorkHeartbeat = defineEvent({
 export const WorkSucceeded = defineEvent({
   type: 'work.succeeded',
   schemaVersion: 1,
-  description: 'The work finished successfully.',
-  data: z.object({ workId: WorkId, claimToken }),
+  description: 'The work finished successfully; `externalRef` names its effect outside (a message id...).',
+  data: z.object({ workId: WorkId, claimToken, externalRef: z.string().min(1).optional() }),
 });
 
 export const WorkFailed = defineEvent({
