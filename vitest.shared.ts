@@ -10,8 +10,8 @@ export function sharedTestConfig(overrides: TestConfig = {}): TestConfig {
   return {
     include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
     reporters: ['default', ['json', { outputFile: '.test-results/vitest.json' }]],
-    testTimeout: 30_000,
-    hookTimeout: 30_000,
+    testTimeout: 180_000,
+    hookTimeout: 60_000,
     pool: 'forks',
     ...overrides,
   };

@@ -15,6 +15,12 @@ export const ErrorCode = {
   ProjectorFailed: 'projector_failed',
   UnknownProjector: 'unknown_projector',
   IllegalTransition: 'illegal_transition',
+  StaleClaim: 'stale_claim',
+  NotClaimable: 'not_claimable',
+  NotFound: 'not_found',
+  UnknownKind: 'unknown_kind',
+  InvalidSpec: 'invalid_spec',
+  NotResumable: 'not_resumable',
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 

@@ -49,6 +49,7 @@ export class LogStatements {
   readonly keyPosition: Database.Statement<[string], number>;
   readonly keyEvents: Database.Statement<[string, string, string], EventRow>;
   readonly after: Database.Statement<[number, number, number], EventRow>;
+  readonly stream: Database.Statement<[string, number], EventRow>;
   readonly setCheckpoint: Database.Statement<[number, string]>;
   readonly upsertCheckpoint: Database.Statement<[string, number, number]>;
   readonly checkpoints: Database.Statement<[], { name: string; version: number; position: number }>;
@@ -78,6 +79,9 @@ export class LogStatements {
     );
     this.after = db.prepare(
       `SELECT ${COLUMNS} FROM events WHERE position > ? AND position <= ? ORDER BY position LIMIT ?`,
+    );
+    this.stream = db.prepare(
+      `SELECT ${COLUMNS} FROM events WHERE stream_id = ? AND stream_version >= ? ORDER BY stream_version`,
     );
     this.setCheckpoint = db.prepare('UPDATE projector_checkpoints SET position = ? WHERE name = ?');
     this.upsertCheckpoint = db.prepare(

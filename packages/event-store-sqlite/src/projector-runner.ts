@@ -36,18 +36,29 @@ export class ProjectorRunner {
     }
   }
 
-  /** Applies freshly appended events to every projector. */
-  applyNew(events: readonly RecordedEvent[]): void {
+  /**
+   * Applies freshly appended events to every projector, adding to `touched` the projectors that
+   * handled at least one of them.
+   */
+  applyNew(events: readonly RecordedEvent[], touched: Set<Projector>): void {
     for (const p of this.projectors) {
       const handles = this.handles.get(p.name)!;
       const tx = this.txs.get(p.name)!;
-      for (const event of events) if (handles.has(event.type)) applyOne(p, event, tx);
+      for (const event of events) {
+        if (!handles.has(event.type)) continue;
+        applyOne(p, event, tx);
+        touched.add(p);
+      }
     }
   }
 
-  /** Moves every projector's checkpoint to `position` (all are at the head after an inline apply). */
-  checkpointAll(position: number): void {
-    for (const p of this.projectors) this.stmts.setCheckpoint.run(position, p.name);
+  /**
+   * Moves the checkpoints of the projectors that applied events to `position`. A projector that handled
+   * none of a commit's events keeps its older checkpoint: every event between it and the head is of a
+   * type it does not handle, so catching it up later is a scan that applies nothing.
+   */
+  checkpoint(projectors: Iterable<Projector>, position: number): void {
+    for (const p of projectors) this.stmts.setCheckpoint.run(position, p.name);
   }
 
   /** Empties projectors and sets their checkpoints to (their version, 0). */
@@ -108,6 +119,18 @@ export class ProjectorRunner {
       if (cps.get(p.name)!.position < position) this.stmts.setCheckpoint.run(position, p.name);
     }
     return { applied: rows.length, position, done: position >= head };
+  }
+
+  /**
+   * The position a projector's read model includes: its stored checkpoint, or the head when no event
+   * of a type it handles lies past that checkpoint (checkpoints move only when a commit applies events).
+   */
+  effectivePosition(projector: Projector, stored: number): number {
+    const types = projector.handles;
+    const pending = this.runner
+      .statement(`SELECT 1 FROM events WHERE position > ? AND type IN (${types.map(() => '?').join(', ')}) LIMIT 1`)
+      .get(stored, ...types);
+    return pending === undefined ? this.stmts.head.get()! : stored;
   }
 
   readCheckpoints(): Map<string, { version: number; position: number }> {

@@ -180,6 +180,10 @@ class SqliteStore implements SqliteEventStore {
 
   async readStream(streamId: string, options?: ReadStreamOptions): Promise<RecordedEvent[]> {
     this.assertOpen();
+    if (options?.limit === undefined) {
+      // The command handlers' hot path (load an aggregate): one prepared statement.
+      return this.stmts.stream.all(streamId, options?.fromVersion ?? 1).map((row) => decodeRow(this.registry, row));
+    }
     let query = this.qb
       .selectFrom('events')
       .selectAll()
@@ -254,7 +258,11 @@ class SqliteStore implements SqliteEventStore {
       checkpoint: async () => {
         this.assertOpen();
         const cp = this.projections.readCheckpoints().get(projector.name);
-        return { name: projector.name, version: cp?.version ?? projector.version, position: cp?.position ?? 0 };
+        return {
+          name: projector.name,
+          version: cp?.version ?? projector.version,
+          position: this.projections.effectivePosition(projector, cp?.position ?? 0),
+        };
       },
     };
   }
@@ -372,12 +380,15 @@ class SqliteStore implements SqliteEventStore {
       this.catchUpForeignWrites();
       const savepoints = batch.length > 1;
       let last = 0;
+      const touched = new Set<Projector>();
       const outcomes = batch.map((pending): Outcome => {
-        if (!savepoints) return { ok: true, value: this.appendInTx(pending.plan) };
+        if (!savepoints) return { ok: true, value: this.appendInTx(pending.plan, touched) };
         this.stmts.savepoint.run();
+        const mine = new Set<Projector>();
         try {
-          const value = this.appendInTx(pending.plan);
+          const value = this.appendInTx(pending.plan, mine);
           this.stmts.release.run();
+          for (const p of mine) touched.add(p);
           return { ok: true, value };
         } catch (error) {
           this.stmts.rollbackTo.run();
@@ -386,12 +397,12 @@ class SqliteStore implements SqliteEventStore {
         }
       });
       for (const o of outcomes) if (o.ok && !o.value.replayed) last = Math.max(last, o.value.lastPosition);
-      if (last > 0) this.projections.checkpointAll(last);
+      if (last > 0) this.projections.checkpoint(touched, last);
       return outcomes;
     });
   }
 
-  private appendInTx(plan: AppendPlan): AppendResult {
+  private appendInTx(plan: AppendPlan, touched: Set<Projector>): AppendResult {
     const key = plan.idempotencyKey;
     if (key !== undefined && this.stmts.keyPosition.get(key) !== undefined) {
       const events = this.stmts.keyEvents
@@ -413,7 +424,7 @@ class SqliteStore implements SqliteEventStore {
         events.push(toRecorded(plan, stream, event, Number(info.lastInsertRowid), version));
       }
     }
-    this.projections.applyNew(events);
+    this.projections.applyNew(events, touched);
     return { events, lastPosition: events[events.length - 1]!.position, replayed: false };
   }
 

@@ -17,6 +17,10 @@ export interface BenchSizes {
   readonly rebuildSmall: number;
   /** Alternating raw/store rebuilds of the large log; their times are summed, the peak RSS is the highest. */
   readonly rebuildRepeats: number;
+  /** Work items per side through claim then succeed (one worker). */
+  readonly workItems: number;
+  /** Work items four processes share in the contention run. */
+  readonly workItemsContended: number;
 }
 
 export const IN_FLIGHT = 100;
@@ -31,6 +35,8 @@ const FULL: BenchSizes = {
   rebuildLarge: 1_000_000,
   rebuildSmall: 100_000,
   rebuildRepeats: 2,
+  workItems: 2_000,
+  workItemsContended: 4_000,
 };
 
 const SMALL: BenchSizes = {
@@ -45,6 +51,8 @@ const SMALL: BenchSizes = {
   rebuildLarge: 100_000,
   rebuildSmall: 20_000,
   rebuildRepeats: 1,
+  workItems: 300,
+  workItemsContended: 400,
 };
 
 export function benchSizes(env: NodeJS.ProcessEnv = process.env): BenchSizes {

@@ -3,6 +3,7 @@ import { benchConcurrentAppends, benchSequentialAppends } from './append-bench.j
 import { benchSizes, countLabel, IN_FLIGHT } from './config.js';
 import { benchRebuild } from './rebuild-bench.js';
 import { type BenchResult, compared, formatTable, writeResults } from './results.js';
+import { benchClaimSucceed, benchFourProcesses } from './work-bench.js';
 
 /** dist/main.js → the repository root. */
 const RESULTS_PATH = join(import.meta.dirname, '..', '..', '..', 'bench-results.json');
@@ -11,6 +12,7 @@ const APPEND_TARGET = 0.6;
 const GROUP_COMMIT_TARGET = 3;
 const REBUILD_TARGET = 0.5;
 const RSS_TARGET = 1.25;
+const WORK_TARGET = 0.5;
 
 function log(line: string): void {
   console.log(`[bench] ${line}`);
@@ -63,6 +65,15 @@ async function main(): Promise<void> {
       'at most',
     ),
   );
+
+  log(`work items through claim then succeed, one worker: ${sizes.workItems} per side`);
+  const w = await benchClaimSucceed(sizes.workItems);
+  log(`  store ${Math.round(w.store)} items/s, raw ${Math.round(w.raw)} items/s`);
+  results.push(compared('work items claim+succeed, 1 worker FULL', 'items/s', w.store, w.raw, WORK_TARGET));
+  log(`work items, four processes on one file: ${sizes.workItemsContended} items`);
+  const four = await benchFourProcesses(sizes.workItemsContended);
+  log(`  ${Math.round(four)} items/s`);
+  results.push({ name: 'work items claim+succeed, 4 processes FULL', value: Math.round(four), unit: 'items/s' });
 
   console.log();
   console.log(formatTable(results));

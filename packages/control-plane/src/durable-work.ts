@@ -1,0 +1,416 @@
+import { type Clock, type EventMeta, type IdGenerator, IdPrefix, type NewEvent, WorkId } from '@demiurge/contracts';
+import type { AppendOptions, AppendStream, EventStore } from '@demiurge/event-store';
+import { checkEvents, type WorkEventType, workLifecycle } from '@demiurge/lifecycle';
+import {
+  claimableByKindPrefix,
+  claimableKey,
+  leaseKey,
+  WorkItemCollections,
+  type WorkItemView,
+  workItemsProjector,
+} from '@demiurge/projector-work-items';
+import { z } from 'zod';
+import { commandLoop, streamAppend } from './aggregate.js';
+import { NotClaimableError, NotFoundError, parseSpec, StaleClaimError } from './errors.js';
+import { defaultWorkKinds, type KindRegistry } from './kinds.js';
+import { assertCurrentClaim, isLeased, loadWork, type WorkAggregate } from './work-aggregate.js';
+
+/** A live claim: present its token on every later write of the item. */
+export interface WorkClaim {
+  readonly workId: string;
+  readonly kind: string;
+  readonly subjectId: string;
+  readonly payload: unknown;
+  readonly claimToken: string;
+  readonly attempt: number;
+  readonly owner: string;
+  readonly leaseUntil: string;
+}
+
+export const EnqueueSpec = z.object({
+  workId: WorkId.optional(),
+  kind: z.string().min(1),
+  subjectId: z.string().min(1),
+  payload: z.json().optional(),
+  notBefore: z.iso.datetime().optional(),
+});
+export type EnqueueSpec = z.input<typeof EnqueueSpec>;
+
+export interface DurableWorkOptions {
+  readonly store: EventStore;
+  readonly clock: Clock;
+  readonly ids: IdGenerator;
+  /** Who claims: written on every claim. */
+  readonly owner: string;
+  readonly kinds?: KindRegistry;
+  /** Lease length when a call does not give one. Default 30 s. */
+  readonly leaseMs?: number;
+  readonly meta?: Partial<EventMeta>;
+}
+
+export interface RecoverReport {
+  /** Expired claimed/running items rescheduled. */
+  readonly rescheduled: number;
+  /** Expired sending items marked unknown (never re-sent automatically). */
+  readonly unknown: number;
+  /** Due items whose payload cannot be read, set aside. */
+  readonly corrupt: number;
+}
+
+const WORK = workLifecycle.streamType;
+const iso = (ms: number) => new Date(ms).toISOString();
+
+/**
+ * The lease/ack seam for unfinished host work (seed 003 DurableWorkRuntime). Every state change is a
+ * `work.*` event checked by the work machine; every claim carries a fresh fencing token and attempt
+ * number, and every later write must present the current token ({@link StaleClaimError}).
+ *
+ * @example
+ * const work = new DurableWorkRuntime({ store, clock, ids, owner: 'host-1' });
+ * await work.enqueue({ kind: 'task.completion', subjectId: taskId, payload: { taskId } });
+ * for (const claim of await work.claimDue({ kind: 'task.completion', limit: 10 })) await work.succeed(claim);
+ */
+export class DurableWorkRuntime {
+  readonly kinds: KindRegistry;
+  private readonly leaseMs: number;
+
+  constructor(private readonly options: DurableWorkOptions) {
+    this.kinds = options.kinds ?? defaultWorkKinds;
+    this.leaseMs = options.leaseMs ?? 30_000;
+  }
+
+  /** The events and stream that enqueue work, for callers that append them with other streams. */
+  enqueueStream(spec: EnqueueSpec): { workId: string; stream: AppendStream } {
+    const parsed = parseSpec('work item', EnqueueSpec, spec);
+    parseSpec(`${parsed.kind} payload`, this.kinds.schema(parsed.kind), parsed.payload, ['payload']);
+    const workId = parsed.workId ?? this.options.ids.next(IdPrefix.work);
+    const data = { ...parsed, workId };
+    return {
+      workId,
+      stream: {
+        streamType: WORK,
+        streamId: workId,
+        expectedVersion: 'no_stream',
+        events: [{ type: 'work.enqueued', data }],
+      },
+    };
+  }
+
+  /** Enqueues work; idempotent by work id (an existing item is left as it is: `created: false`). */
+  async enqueue(spec: EnqueueSpec, also: readonly AppendStream[] = []): Promise<{ workId: string; created: boolean }> {
+    const { workId, stream } = this.enqueueStream(spec);
+    if ((await this.options.store.streamVersion(workId)) > 0) return { workId, created: false };
+    await this.options.store.append([stream, ...also], this.appendOptions());
+    return { workId, created: true };
+  }
+
+  /**
+   * Makes sure exactly one item ever exists for (kind, subjectId): the first call enqueues it, later
+   * calls (from any process) return the same work id and append nothing.
+   */
+  async ensure(spec: Omit<EnqueueSpec, 'workId'>): Promise<{ workId: string; created: boolean }> {
+    const { workId, stream } = this.enqueueStream(spec);
+    const result = await this.options.store.append(
+      stream,
+      this.appendOptions(`work.ensure:${spec.kind}:${spec.subjectId}`),
+    );
+    const recorded = (result.events[0]!.data as { workId: string }).workId;
+    return { workId: recorded, created: !result.replayed && recorded === workId };
+  }
+
+  /** Claims one item by id (queued or retry_scheduled and due, or leased with an expired lease). */
+  async claim(workId: string, options: { leaseMs?: number } = {}): Promise<WorkClaim> {
+    const outcome = await this.tryClaim(workId, options.leaseMs ?? this.leaseMs);
+    if ('claim' in outcome) return outcome.claim;
+    throw new NotClaimableError(workId, outcome.refused);
+  }
+
+  /**
+   * Claims up to `limit` due items, oldest first (optionally of one kind), including leased items
+   * whose lease has expired. Items another worker takes first are skipped.
+   */
+  async claimDue(options: { kind?: string; limit: number; leaseMs?: number }): Promise<WorkClaim[]> {
+    const now = iso(this.options.clock.now());
+    const claims: WorkClaim[] = [];
+    const reader = this.options.store.projection(workItemsProjector.name);
+    const candidates: string[] = [];
+    const [collection, prefix] = options.kind
+      ? [WorkItemCollections.claimableByKind, claimableByKindPrefix(options.kind)]
+      : [WorkItemCollections.claimable, ''];
+    const due = await reader.list<{ workId: string; dueAt: string }>(collection, {
+      prefix,
+      limit: options.limit * 2 + 2,
+    });
+    for (const entry of due) if (entry.dueAt <= now) candidates.push(entry.workId);
+    const leases = await reader.list<{ workId: string; kind: string; status: string; leaseUntil: string }>(
+      WorkItemCollections.leases,
+      { limit: options.limit * 2 + 2 },
+    );
+    for (const lease of leases) {
+      if (lease.leaseUntil >= now) break;
+      if (lease.status !== 'sending' && (!options.kind || lease.kind === options.kind)) candidates.push(lease.workId);
+    }
+    for (const workId of candidates) {
+      if (claims.length >= options.limit) break;
+      const outcome = await this.tryClaim(workId, options.leaseMs ?? this.leaseMs);
+      if ('claim' in outcome) claims.push(outcome.claim);
+    }
+    return claims;
+  }
+
+  /** Extends the lease. */
+  async heartbeat(claim: WorkClaim, options: { leaseMs?: number } = {}): Promise<WorkClaim> {
+    const leaseUntil = iso(this.options.clock.now() + (options.leaseMs ?? this.leaseMs));
+    await this.withClaim(claim, () => [
+      { type: 'work.heartbeat', data: { workId: claim.workId, claimToken: claim.claimToken, leaseUntil } },
+    ]);
+    return { ...claim, leaseUntil };
+  }
+
+  markRunning(claim: WorkClaim): Promise<void> {
+    return this.withClaim(claim, () => [
+      { type: 'work.running', data: { workId: claim.workId, claimToken: claim.claimToken } },
+    ]);
+  }
+
+  /** Records the intent to perform an external send; from here the item is never claimed again. */
+  markSending(claim: WorkClaim): Promise<void> {
+    return this.withClaim(claim, () => [
+      { type: 'work.sending', data: { workId: claim.workId, claimToken: claim.claimToken } },
+    ]);
+  }
+
+  succeed(claim: WorkClaim, options: { externalRef?: string } = {}, also: readonly AppendStream[] = []): Promise<void> {
+    return this.withClaim(
+      claim,
+      () => [{ type: 'work.succeeded', data: { workId: claim.workId, claimToken: claim.claimToken, ...options } }],
+      also,
+    );
+  }
+
+  /** Fails this attempt: with `retryAt` the item is rescheduled, without it fails for good. */
+  fail(claim: WorkClaim, options: { error: { code: string; message: string }; retryAt?: string }): Promise<void> {
+    return this.withClaim(claim, () => [
+      { type: 'work.failed', data: { workId: claim.workId, claimToken: claim.claimToken, ...options } },
+    ]);
+  }
+
+  /** Marks an interrupted send as unknown: only an operator ({@link resolveUnknown}) settles it. */
+  markUnknown(claim: WorkClaim, reason: string): Promise<void> {
+    return this.withClaim(claim, () => [
+      { type: 'work.unknown', data: { workId: claim.workId, claimToken: claim.claimToken, reason } },
+    ]);
+  }
+
+  /** Cancels unsent work; repeating it is a no-op. */
+  cancel(workId: string, reason: string): Promise<void> {
+    return this.withItem(workId, () => [{ type: 'work.cancelled', data: { workId, reason } }]);
+  }
+
+  /** An operator's decision on unknown work: `sent`, `failed`, or `retry` (at `retryAt` or now). */
+  resolveUnknown(
+    workId: string,
+    decision: 'sent' | 'failed' | 'retry',
+    options: { retryAt?: string; note?: string } = {},
+  ): Promise<void> {
+    return this.withItem(workId, () => [{ type: 'work.resolved', data: { workId, decision, ...options } }]);
+  }
+
+  /** The consumer's acknowledgement; with a claim token, it must be the current one. Repeats are no-ops. */
+  acknowledge(workId: string, claimToken?: string, also: readonly AppendStream[] = []): Promise<void> {
+    return this.withItem(
+      workId,
+      (item) => {
+        if (claimToken !== undefined && item.claimToken !== null && item.claimToken !== claimToken) {
+          throw new StaleClaimError(workId, claimToken, 'another claim holds the item now');
+        }
+        return [{ type: 'work.acknowledged', data: { workId, ...(claimToken ? { claimToken } : {}) } }];
+      },
+      also,
+    );
+  }
+
+  /**
+   * Settles what the clock says is over: expired claimed/running items go to `retry_scheduled`,
+   * expired `sending` items to `unknown` (never re-sent automatically), due items whose payload
+   * cannot be read to `corrupt`. Everything is an event.
+   */
+  async recover(now = this.options.clock.now()): Promise<RecoverReport> {
+    const at = iso(now);
+    const reader = this.options.store.projection(workItemsProjector.name);
+    let rescheduled = 0;
+    let unknown = 0;
+    let corrupt = 0;
+    for (let after: string | undefined; ; ) {
+      const page = await reader.list<{ workId: string; leaseUntil: string }>(WorkItemCollections.leases, {
+        limit: 200,
+        ...(after === undefined ? {} : { after }),
+      });
+      const expired = page.filter((l) => l.leaseUntil < at);
+      for (const lease of expired) {
+        const state = await this.expire(lease.workId, at);
+        if (state === 'unknown') unknown++;
+        else if (state === 'retry_scheduled') rescheduled++;
+      }
+      if (page.length < 200 || expired.length < page.length) break;
+      after = leaseKey(page[page.length - 1]!.leaseUntil, page[page.length - 1]!.workId);
+    }
+    for (let after: string | undefined; ; ) {
+      const page = await reader.list<{ workId: string; dueAt: string }>(WorkItemCollections.claimable, {
+        limit: 200,
+        ...(after === undefined ? {} : { after }),
+      });
+      for (const entry of page) if (await this.setAsideIfCorrupt(entry.workId)) corrupt++;
+      if (page.length < 200) break;
+      after = claimableKey(page[page.length - 1]!.dueAt, page[page.length - 1]!.workId);
+    }
+    return { rescheduled, unknown, corrupt };
+  }
+
+  /** The work item's read model, or {@link NotFoundError}. */
+  async get(workId: string): Promise<WorkItemView> {
+    const view = await this.options.store
+      .projection(workItemsProjector.name)
+      .get<WorkItemView>(WorkItemCollections.items, workId);
+    if (!view) throw new NotFoundError('work item', workId);
+    return view;
+  }
+
+  // --- internals ------------------------------------------------------------------------------
+
+  private appendOptions(idempotencyKey?: string): AppendOptions {
+    return {
+      meta: { actor: { kind: 'system', id: this.options.owner }, ...this.options.meta },
+      ...(idempotencyKey ? { idempotencyKey } : {}),
+    };
+  }
+
+  private payloadProblem(item: WorkAggregate): string | undefined {
+    if (!item.kind || !this.kinds.has(item.kind)) return `unknown work kind ${JSON.stringify(item.kind)}`;
+    const result = this.kinds.schema(item.kind).safeParse(item.payload ?? undefined);
+    if (result.success) return undefined;
+    const issue = result.error.issues[0];
+    return `payload does not match ${item.kind}: ${issue?.path.join('.') || '(root)'}: ${issue?.message}`;
+  }
+
+  private async tryClaim(workId: string, leaseMs: number): Promise<{ claim: WorkClaim } | { refused: string }> {
+    const now = this.options.clock.now();
+    return commandLoop<{ claim: WorkClaim } | { refused: string }>(this.options.store, async () => {
+      const item = await loadWork(this.options.store, workId);
+      const refuse = (refused: string) => ({ streams: [], result: { refused } });
+      if (item.state === 'none') return refuse('no such work item');
+      const expired =
+        isLeased(item.state) && item.state !== 'sending' && item.leaseUntil !== null && item.leaseUntil < iso(now);
+      const events: NewEvent<WorkEventType>[] = [];
+      if (expired) {
+        events.push({
+          type: 'work.lease_expired',
+          data: { workId, claimToken: item.claimToken!, attempt: item.attempt },
+        });
+      } else if (item.state !== 'queued' && item.state !== 'retry_scheduled') {
+        return refuse(`it is ${item.state}`);
+      } else if (item.dueAt !== null && item.dueAt > iso(now)) {
+        return refuse(`it is not due until ${item.dueAt}`);
+      }
+      const problem = this.payloadProblem(item);
+      if (problem) {
+        events.push({ type: 'work.corrupt', data: { workId, detail: problem } });
+        return {
+          streams: [streamAppend(WORK, item, checkEvents(workLifecycle, item.state, events, workId))],
+          result: { refused: `corrupt: ${problem}` },
+        };
+      }
+      const claim: WorkClaim = {
+        workId,
+        kind: item.kind!,
+        subjectId: item.subjectId!,
+        payload: item.payload,
+        claimToken: this.options.ids.next('clm'),
+        attempt: item.attempt + 1,
+        owner: this.options.owner,
+        leaseUntil: iso(now + leaseMs),
+      };
+      events.push({
+        type: 'work.claimed',
+        data: {
+          workId,
+          claimToken: claim.claimToken,
+          attempt: claim.attempt,
+          owner: claim.owner,
+          leaseUntil: claim.leaseUntil,
+        },
+      });
+      return {
+        streams: [streamAppend(WORK, item, checkEvents(workLifecycle, item.state, events, workId))],
+        result: { claim },
+        options: this.appendOptions(),
+      };
+    });
+  }
+
+  /** A token-checked command: the presented claim must be the item's current, unexpired one. */
+  private withClaim(
+    claim: WorkClaim,
+    decide: (item: WorkAggregate) => NewEvent<WorkEventType>[],
+    also: readonly AppendStream[] = [],
+  ): Promise<void> {
+    return this.withItem(
+      claim.workId,
+      (item) => {
+        assertCurrentClaim(item, claim.claimToken, iso(this.options.clock.now()));
+        return decide(item);
+      },
+      also,
+    );
+  }
+
+  private withItem(
+    workId: string,
+    decide: (item: WorkAggregate) => NewEvent<WorkEventType>[],
+    also: readonly AppendStream[] = [],
+  ): Promise<void> {
+    return commandLoop(this.options.store, async () => {
+      const item = await loadWork(this.options.store, workId);
+      if (item.state === 'none') throw new NotFoundError('work item', workId);
+      const events = checkEvents(workLifecycle, item.state, decide(item), workId);
+      return {
+        streams: events.length > 0 ? [streamAppend(WORK, item, events), ...also] : [],
+        result: undefined,
+        options: this.appendOptions(),
+      };
+    });
+  }
+
+  private async expire(workId: string, at: string): Promise<string | undefined> {
+    return commandLoop(this.options.store, async () => {
+      const item = await loadWork(this.options.store, workId);
+      if (!isLeased(item.state) || item.leaseUntil === null || item.leaseUntil >= at)
+        return { streams: [], result: undefined };
+      const events = checkEvents(
+        workLifecycle,
+        item.state,
+        [{ type: 'work.lease_expired', data: { workId, claimToken: item.claimToken!, attempt: item.attempt } }],
+        workId,
+      );
+      return {
+        streams: [streamAppend(WORK, item, events)],
+        result: item.state === 'sending' ? 'unknown' : 'retry_scheduled',
+        options: this.appendOptions(),
+      };
+    });
+  }
+
+  private async setAsideIfCorrupt(workId: string): Promise<boolean> {
+    return commandLoop(this.options.store, async () => {
+      const item = await loadWork(this.options.store, workId);
+      if (item.state !== 'queued' && item.state !== 'retry_scheduled') return { streams: [], result: false };
+      const problem = this.payloadProblem(item);
+      if (!problem) return { streams: [], result: false };
+      return {
+        streams: [streamAppend(WORK, item, [{ type: 'work.corrupt', data: { workId, detail: problem } }])],
+        result: true,
+        options: this.appendOptions(),
+      };
+    });
+  }
+}

@@ -1,0 +1,135 @@
+import { type Clock, type IdGenerator, IdPrefix } from '@demiurge/contracts';
+import type { AppendStream, EventStore } from '@demiurge/event-store';
+import { checkEvents, deliveryLifecycle, taskLifecycle, workLifecycle } from '@demiurge/lifecycle';
+import { OperatorStatusCollections, operatorStatusProjector } from '@demiurge/projector-operator-status';
+import { commandLoop, loadAggregate, streamAppend } from './aggregate.js';
+import type { DurableWorkRuntime, WorkClaim } from './durable-work.js';
+import { NotFoundError } from './errors.js';
+import { WorkKind } from './kinds.js';
+import { assertCurrentClaim, loadWork } from './work-aggregate.js';
+
+export interface HostWorkLifecycleOptions {
+  readonly store: EventStore;
+  readonly clock: Clock;
+  readonly ids: IdGenerator;
+  readonly work: DurableWorkRuntime;
+}
+
+/** The operator-readable status across work items, tasks and the outbox. */
+export interface OperatorStatus {
+  /** `work/<kind>/<status>`, `task/<kind>/<status>`, `delivery/<channel>/<status>` → count. */
+  readonly counts: Record<string, number>;
+  readonly running: readonly unknown[];
+  readonly pendingCompletions: readonly unknown[];
+  readonly needsOperator: readonly unknown[];
+  readonly lastError: unknown;
+}
+
+/**
+ * The unified lifecycle and observation seam (seed 003 HostWorkLifecycleRuntime): domain methods for
+ * delivery sends, schedule fires and task-completion notices over {@link DurableWorkRuntime}, and one
+ * operator status view. The specialised owners (task worker, delivery, scheduler) keep their jobs.
+ *
+ * @example
+ * for (const { claim, taskId } of await host.claimTaskCompletions({ limit: 10 })) {
+ *   await notifyParent(taskId);
+ *   await host.acknowledgeTaskCompletion(claim, 'parent-session');
+ * }
+ */
+export class HostWorkLifecycleRuntime {
+  constructor(private readonly options: HostWorkLifecycleOptions) {}
+
+  /**
+   * Records a delivery intent: `delivery.queued` and its `delivery.send` work item in one commit,
+   * with any `also` streams (the `message.recorded` it delivers).
+   */
+  async enqueueDelivery(
+    spec: { sessionId: string; messageId: string; channel: string; conversationKey?: string },
+    also: readonly AppendStream[] = [],
+  ): Promise<{ deliveryId: string; workId: string }> {
+    const deliveryId = this.options.ids.next(IdPrefix.delivery);
+    const { workId, stream } = this.options.work.enqueueStream({
+      kind: WorkKind.deliverySend,
+      subjectId: deliveryId,
+      payload: { deliveryId },
+    });
+    await this.options.store.append([
+      {
+        streamType: deliveryLifecycle.streamType,
+        streamId: deliveryId,
+        expectedVersion: 'no_stream',
+        events: [{ type: 'delivery.queued', data: { deliveryId, workId, ...spec } }],
+      },
+      stream,
+      ...also,
+    ]);
+    return { deliveryId, workId };
+  }
+
+  /** The work item of one schedule fire: exactly one per (core, schedule, due time), across processes. */
+  enqueueScheduleFire(fire: {
+    coreId: string;
+    scheduleId: string;
+    dueAt: string;
+  }): Promise<{ workId: string; created: boolean }> {
+    return this.options.work.ensure({
+      kind: WorkKind.scheduleFire,
+      subjectId: `${fire.coreId}/${fire.scheduleId}/${fire.dueAt}`,
+      payload: fire,
+    });
+  }
+
+  /** Claims pending task-completion notices, oldest first. */
+  async claimTaskCompletions(options: {
+    limit: number;
+    leaseMs?: number;
+  }): Promise<{ claim: WorkClaim; taskId: string }[]> {
+    const claims = await this.options.work.claimDue({ kind: WorkKind.taskCompletion, ...options });
+    return claims.map((claim) => ({ claim, taskId: (claim.payload as { taskId: string }).taskId }));
+  }
+
+  /** Acknowledges a claimed completion notice: the work item and the task record it in one commit. */
+  acknowledgeTaskCompletion(claim: WorkClaim, consumer: string): Promise<void> {
+    const taskId = (claim.payload as { taskId: string }).taskId;
+    return commandLoop(this.options.store, async () => {
+      const item = await loadWork(this.options.store, claim.workId);
+      if (item.state === 'none') throw new NotFoundError('work item', claim.workId);
+      const workEvents = checkEvents(
+        workLifecycle,
+        item.state,
+        [{ type: 'work.acknowledged', data: { workId: claim.workId, claimToken: claim.claimToken } }],
+        claim.workId,
+      );
+      if (workEvents.length === 0) return { streams: [], result: undefined };
+      assertCurrentClaim(item, claim.claimToken, new Date(this.options.clock.now()).toISOString());
+      const task = await loadAggregate(this.options.store, taskLifecycle, taskId);
+      if (task.state === 'none') throw new NotFoundError('task', taskId);
+      const taskEvents = checkEvents(
+        taskLifecycle,
+        task.state,
+        [{ type: 'task.completion_acknowledged', data: { taskId, consumer } }],
+        taskId,
+      );
+      return {
+        streams: [
+          streamAppend(workLifecycle.streamType, item, workEvents),
+          streamAppend(taskLifecycle.streamType, task, taskEvents),
+        ],
+        result: undefined,
+      };
+    });
+  }
+
+  /** One operator-readable view across work items, tasks and the outbox, with each item's allowed actions. */
+  async status(): Promise<OperatorStatus> {
+    const reader = this.options.store.projection(operatorStatusProjector.name);
+    const counts = await reader.dump();
+    return {
+      counts: (counts[OperatorStatusCollections.counts] ?? {}) as Record<string, number>,
+      running: await reader.list(OperatorStatusCollections.running),
+      pendingCompletions: await reader.list(OperatorStatusCollections.pendingCompletions),
+      needsOperator: await reader.list(OperatorStatusCollections.needsOperator),
+      lastError: (await reader.get(OperatorStatusCollections.lastError, 'last')) ?? null,
+    };
+  }
+}

@@ -1,0 +1,35 @@
+export { commandLoop, type Loaded, loadAggregate, streamAppend } from './aggregate.js';
+export {
+  type DurableWorkOptions,
+  DurableWorkRuntime,
+  EnqueueSpec,
+  type RecoverReport,
+  type WorkClaim,
+} from './durable-work.js';
+export {
+  InvalidSpecError,
+  NotClaimableError,
+  NotFoundError,
+  NotResumableError,
+  StaleClaimError,
+  UnknownKindError,
+} from './errors.js';
+export { type HostWorkLifecycleOptions, HostWorkLifecycleRuntime, type OperatorStatus } from './host-work-lifecycle.js';
+export {
+  createKindRegistry,
+  defaultTaskKinds,
+  defaultWorkKinds,
+  type KindRegistry,
+  taskKindInputs,
+  WorkKind,
+  workKindPayloads,
+} from './kinds.js';
+export { controlPlaneProjectors } from './projectors.js';
+export {
+  type ControlPlaneOptions,
+  type ListTasksOptions,
+  RuntimeControlPlane,
+  type TaskRef,
+  TaskSpec,
+} from './runtime-control-plane.js';
+export { loadWork, type WorkAggregate } from './work-aggregate.js';

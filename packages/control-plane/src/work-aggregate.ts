@@ -1,0 +1,90 @@
+import type { EventStore } from '@demiurge/event-store';
+import { type WorkState, workLifecycle } from '@demiurge/lifecycle';
+import { type Loaded, loadAggregate } from './aggregate.js';
+import { StaleClaimError } from './errors.js';
+
+/** A work item as its stream says: the machine's state plus the facts a claim is checked against. */
+export interface WorkAggregate extends Loaded<WorkState> {
+  readonly kind: string | null;
+  readonly subjectId: string | null;
+  readonly payload: unknown;
+  /** When it may next be claimed. */
+  readonly dueAt: string | null;
+  readonly claimToken: string | null;
+  readonly owner: string | null;
+  readonly attempt: number;
+  readonly leaseUntil: string | null;
+}
+
+const LEASED: readonly WorkState[] = ['claimed', 'running', 'sending'];
+
+/** Whether a state holds a lease (a live claim). */
+export const isLeased = (state: WorkState): boolean => LEASED.includes(state);
+
+/** Loads a work item by folding its stream through the work machine. */
+export async function loadWork(store: EventStore, workId: string): Promise<WorkAggregate> {
+  const loaded = await loadAggregate(store, workLifecycle, workId);
+  let kind: string | null = null;
+  let subjectId: string | null = null;
+  let payload: unknown = null;
+  let dueAt: string | null = null;
+  let claimToken: string | null = null;
+  let owner: string | null = null;
+  let attempt = 0;
+  let leaseUntil: string | null = null;
+  for (const event of loaded.events) {
+    const d = event.data as Record<string, unknown>;
+    switch (event.type) {
+      case 'work.enqueued':
+        kind = d.kind as string;
+        subjectId = d.subjectId as string;
+        payload = d.payload ?? null;
+        dueAt = (d.notBefore as string | undefined) ?? event.recordedAt;
+        break;
+      case 'work.claimed':
+        claimToken = d.claimToken as string;
+        owner = d.owner as string;
+        attempt = d.attempt as number;
+        leaseUntil = d.leaseUntil as string;
+        break;
+      case 'work.heartbeat':
+        leaseUntil = d.leaseUntil as string;
+        break;
+      case 'work.failed':
+        if (d.retryAt) dueAt = d.retryAt as string;
+        break;
+      case 'work.lease_expired':
+        dueAt = event.recordedAt;
+        break;
+      case 'work.resolved':
+        if (d.decision === 'retry') dueAt = (d.retryAt as string | undefined) ?? event.recordedAt;
+        break;
+    }
+  }
+  const leased = isLeased(loaded.state);
+  return {
+    ...loaded,
+    kind,
+    subjectId,
+    payload,
+    dueAt,
+    claimToken: leased ? claimToken : null,
+    owner: leased ? owner : null,
+    attempt,
+    leaseUntil: leased ? leaseUntil : null,
+  };
+}
+
+/**
+ * Throws {@link StaleClaimError} unless `claimToken` is the item's current claim and its lease has not
+ * run out at `now` (a `sending` item keeps its claimant: it can never be claimed again anyway).
+ */
+export function assertCurrentClaim(item: WorkAggregate, claimToken: string, now: string): void {
+  if (item.claimToken !== claimToken) {
+    const why = item.claimToken ? 'a newer claim holds it' : `it is ${item.state} and holds no claim`;
+    throw new StaleClaimError(item.streamId, claimToken, why);
+  }
+  if (item.state !== 'sending' && item.leaseUntil !== null && item.leaseUntil < now) {
+    throw new StaleClaimError(item.streamId, claimToken, `its lease expired at ${item.leaseUntil}`);
+  }
+}

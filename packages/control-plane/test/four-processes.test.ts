@@ -1,0 +1,63 @@
+import { fork } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createIdGenerator, systemClock } from '@demiurge/contracts';
+import { openSqliteEventStore } from '@demiurge/event-store-sqlite';
+import { expect, it } from 'vitest';
+import { controlPlaneProjectors, DurableWorkRuntime } from '../src/index.js';
+
+interface Report {
+  owner: string;
+  done: string[];
+  errors: string[];
+}
+
+it('four processes claim 2,000 items from one file: each claimed and completed exactly once', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'demiurge-claim-'));
+  try {
+    const path = join(dir, 'runtime.sqlite3');
+    const store = await openSqliteEventStore({ path, projectors: controlPlaneProjectors });
+    const ids = createIdGenerator(systemClock);
+    const work = new DurableWorkRuntime({ store, clock: systemClock, ids, owner: 'seeder' });
+    const all: string[] = [];
+    for (let batch = 0; batch < 20; batch++) {
+      const made = await Promise.all(
+        Array.from({ length: 100 }, (_, i) => {
+          const taskId = ids.next('tsk');
+          return work.enqueue({ kind: 'task.completion', subjectId: `${batch}-${i}`, payload: { taskId } });
+        }),
+      );
+      all.push(...made.map((m) => m.workId));
+    }
+    const children = ['w1', 'w2', 'w3', 'w4'].map((owner) =>
+      fork(join(import.meta.dirname, 'fixtures', 'claimer.mjs'), [path, owner], { stdio: 'inherit' }),
+    );
+    await Promise.all(children.map((c) => new Promise((resolve) => c.once('message', resolve))));
+    const reports = Promise.all(
+      children.map(
+        (c) =>
+          new Promise<Report>((resolve, reject) => {
+            c.on('message', (m: { report?: Report }) => m.report && resolve(m.report));
+            c.once('exit', (code) => code !== 0 && reject(new Error(`claimer exited with ${code}`)));
+          }),
+      ),
+    );
+    for (const c of children) c.send('go');
+    const results = await reports;
+    for (const r of results) expect(r.errors).toEqual([]);
+    const done = results.flatMap((r) => r.done);
+    expect(done).toHaveLength(2000);
+    expect(new Set(done)).toEqual(new Set(all));
+    expect(results.filter((r) => r.done.length > 0).length).toBeGreaterThan(1);
+    const claimed = await store.readAll({ types: ['work.claimed'] });
+    const succeeded = await store.readAll({ types: ['work.succeeded'] });
+    expect(claimed).toHaveLength(2000);
+    expect(new Set(claimed.map((e) => e.streamId)).size).toBe(2000);
+    expect(succeeded).toHaveLength(2000);
+    for (const id of all.slice(0, 50)) expect((await work.get(id)).status).toBe('succeeded');
+    await store.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}, 300_000);

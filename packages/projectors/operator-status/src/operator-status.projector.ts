@@ -1,0 +1,133 @@
+import {
+  deliveryEvents,
+  type EventData,
+  type RecordedEvent,
+  type TaskCompletionReady,
+  taskEvents,
+  workEvents,
+} from '@demiurge/contracts';
+import { defineProjector, type ProjectionTx } from '@demiurge/event-store';
+import { allowedEvents, NONE, nextState } from '@demiurge/lifecycle';
+import { type AggregateSpec, errorOf, operatorReason, specOf } from './aggregates.js';
+import {
+  OperatorStatusCollections as C,
+  countKey,
+  LAST_ERROR_ID,
+  type LastError,
+  type NeedsOperatorEntry,
+  type OperatorItem,
+  type OperatorItemStatus,
+  operatorItemKey,
+  type PendingCompletion,
+  type RunningEntry,
+} from './operator-status.view.js';
+
+function addCount(tx: ProjectionTx, item: OperatorItem, delta: number): void {
+  const key = countKey(item.aggregate, item.kind, item.status);
+  const count = (tx.get<number>(C.counts, key) ?? 0) + delta;
+  if (count > 0) tx.put(C.counts, key, count);
+  else tx.delete(C.counts, key);
+}
+
+/** Moves the item's count, `running` and `needs-operator` entries after a status change. */
+function moveStatus(
+  tx: ProjectionTx,
+  spec: AggregateSpec,
+  before: OperatorItem | undefined,
+  after: OperatorItem,
+  event: RecordedEvent,
+): void {
+  if (before) addCount(tx, before, -1);
+  addCount(tx, after, +1);
+  const key = operatorItemKey(after.aggregate, after.id);
+  if (spec.running.includes(after.status)) {
+    const entry: RunningEntry = {
+      aggregate: after.aggregate as RunningEntry['aggregate'],
+      id: after.id,
+      kind: after.kind,
+      status: after.status,
+      since: event.recordedAt,
+    };
+    tx.put(C.running, key, entry);
+  } else if (before && spec.running.includes(before.status)) {
+    tx.delete(C.running, key);
+  }
+  if (spec.needsOperator.includes(after.status)) {
+    const entry: NeedsOperatorEntry = {
+      aggregate: after.aggregate as NeedsOperatorEntry['aggregate'],
+      id: after.id,
+      kind: after.kind,
+      status: after.status as NeedsOperatorEntry['status'],
+      reason: operatorReason(event),
+      since: event.recordedAt,
+      allowed: after.allowed,
+    };
+    tx.put(C.needsOperator, key, entry);
+  } else if (before && spec.needsOperator.includes(before.status)) {
+    tx.delete(C.needsOperator, key);
+  }
+}
+
+/**
+ * A completion notice is pending from task.completion_ready until the parent acknowledges it, or until
+ * the task is deleted or archived (the machine then refuses the acknowledgement).
+ */
+function trackCompletion(tx: ProjectionTx, event: RecordedEvent, task: OperatorItem): void {
+  if (event.type === 'task.completion_ready') {
+    const d = event.data as EventData<typeof TaskCompletionReady>;
+    const entry: PendingCompletion = {
+      taskId: task.id,
+      sessionId: task.sessionId ?? '',
+      outcome: d.outcome,
+      readyAt: event.recordedAt,
+    };
+    tx.put(C.pendingCompletions, task.id, entry);
+  } else if (['task.completion_acknowledged', 'task.deleted', 'task.archived'].includes(event.type)) {
+    tx.delete(C.pendingCompletions, task.id);
+  }
+}
+
+/**
+ * One operator-readable view across work items, tasks and the outbox: counts by aggregate, kind and
+ * status; running work and active tasks; pending task completions; unknown effects and corrupt work
+ * that need an operator, with the actions their machine allows; and the last error. Statuses come
+ * from the lifecycles (`nextState`); an event its machine refuses, or one for an item never created,
+ * leaves the view unchanged. It keeps its own per-item state (`items`) and reads no other projector.
+ */
+export const operatorStatusProjector = defineProjector({
+  name: 'operator-status',
+  version: 1,
+  handles: [...workEvents, ...taskEvents, ...deliveryEvents].map((e) => e.type),
+  apply(event, tx) {
+    const spec = specOf(event.type);
+    if (!spec) return;
+    const id = spec.idOf(event.data);
+    const key = operatorItemKey(spec.aggregate, id);
+    const item = tx.get<OperatorItem>(C.items, key);
+    const to = nextState(spec.lifecycle, item?.status ?? NONE, { type: event.type, data: event.data }) as
+      | OperatorItemStatus
+      | typeof NONE
+      | undefined;
+    if (to === undefined || to === NONE) return;
+    const error = errorOf(event);
+    const { kind, label, sessionId } = item ?? spec.describe(event.data);
+    const next: OperatorItem = {
+      aggregate: spec.aggregate,
+      id,
+      kind,
+      status: to,
+      allowed: allowedEvents(spec.lifecycle, to),
+      label,
+      sessionId,
+      updatedAt: event.recordedAt,
+      lastError: error ?? item?.lastError ?? null,
+    };
+    tx.put(C.items, key, next);
+    if (item?.status !== to) moveStatus(tx, spec, item, next, event);
+    if (error) {
+      const last: LastError = { aggregate: spec.aggregate, id, error, at: event.recordedAt };
+      tx.put(C.lastError, LAST_ERROR_ID, last);
+    }
+    if (spec.aggregate === 'task') trackCompletion(tx, event, next);
+  },
+});

@@ -1,0 +1,17 @@
+export {
+  CLAIMABLE_STATUSES,
+  type ClaimableEntry,
+  claimableByKindKey,
+  claimableByKindPrefix,
+  claimableKey,
+  isClaimable,
+  isLeased,
+  LEASED_STATUSES,
+  type LeaseEntry,
+  leaseKey,
+  type WorkError,
+  WorkItemCollections,
+  type WorkItemStatus,
+  type WorkItemView,
+} from './work-item.view.js';
+export { workItemsProjector } from './work-items.projector.js';

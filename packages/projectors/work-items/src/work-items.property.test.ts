@@ -1,0 +1,95 @@
+import { createFakeClock, createSeededIdGenerator, propertySettings } from '@demiurge/contracts/testing';
+import { createInMemoryEventStore } from '@demiurge/event-store';
+import { allowedEvents, transitionTable, workLifecycle } from '@demiurge/lifecycle';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { edgeKey, MachineWalk, steps } from '../test/machine-walk.js';
+import { type WorkModel, workWalk } from '../test/work-walk.js';
+import {
+  claimableByKindKey,
+  claimableKey,
+  isClaimable,
+  isLeased,
+  leaseKey,
+  type WorkItemView,
+  workItemsProjector,
+} from './index.js';
+
+type Dump = Record<string, Record<string, unknown>>;
+
+/** The read model's invariants, against the walk's own model of each item. */
+function checkInvariants(dump: Dump, models: readonly WorkModel[]) {
+  const items = (dump.items ?? {}) as Record<string, WorkItemView>;
+  const claimable = new Set<string>();
+  const byKind = new Set<string>();
+  const leases = new Set<string>();
+  expect(Object.keys(items).length).toBe(models.filter((m) => m.state !== 'none').length);
+  for (const m of models) {
+    const item = items[m.workId];
+    if (m.state === 'none' || !item) {
+      expect([m.state, item]).toEqual(['none', undefined]);
+      continue;
+    }
+    expect(item).toMatchObject({ status: m.state, kind: m.kind, attempts: m.claims });
+    expect(item.allowed).toEqual(allowedEvents(workLifecycle, item.status));
+    expect(item.dueAt).toBe(item.nextAttemptAt ?? item.enqueuedAt);
+    for (const time of [item.dueAt, item.leaseUntil, item.nextAttemptAt, item.updatedAt]) {
+      if (time !== null) expect(new Date(time).toISOString()).toBe(time);
+    }
+    if (isLeased(item.status)) {
+      expect(item.claimToken).toBe(m.claimToken);
+      expect(item.leaseUntil).not.toBeNull();
+      leases.add(leaseKey(item.leaseUntil!, item.workId));
+    } else {
+      expect([item.claimToken, item.owner, item.leaseUntil]).toEqual([null, null, null]);
+    }
+    if (isClaimable(item.status)) {
+      claimable.add(claimableKey(item.dueAt, item.workId));
+      byKind.add(claimableByKindKey(item.kind, item.dueAt, item.workId));
+    } else {
+      expect(item.nextAttemptAt).toBeNull();
+    }
+  }
+  // An item is in claimable (and claimable-by-kind) iff queued/retry_scheduled, in leases iff leased.
+  expect(Object.keys(dump.claimable ?? {})).toEqual([...claimable].sort());
+  expect(Object.keys(dump['claimable-by-kind'] ?? {})).toEqual([...byKind].sort());
+  expect(Object.keys(dump.leases ?? {})).toEqual([...leases].sort());
+}
+
+describe('work-items projector properties', () => {
+  it('equals a rebuild from the log, with exact indexes, after any accepted interleaving of work items', async () => {
+    const settings = propertySettings(100);
+    const taken = new Set<string>();
+    await fc.assert(
+      fc.asyncProperty(steps(3), fc.nat(), async (walkSteps, checkAt) => {
+        const clock = createFakeClock();
+        const ids = createSeededIdGenerator(clock, 11);
+        const store = createInMemoryEventStore({ projectors: [workItemsProjector], clock, ids });
+        const reader = store.projection('work-items');
+        const walk = new MachineWalk(workWalk, ids, 3);
+        for (const [i, s] of walkSteps.entries()) {
+          clock.advance(s.delay);
+          const { streamType, streamId, event, edge } = walk.next(s, clock.now());
+          taken.add(edge);
+          await store.append({ streamType, streamId, expectedVersion: 'any', events: [event] });
+          if (i === checkAt % walkSteps.length) {
+            const live = await reader.dump();
+            checkInvariants(live, walk.models);
+            await store.rebuild();
+            expect(await reader.dump()).toEqual(live);
+          }
+        }
+        const live = await reader.dump();
+        checkInvariants(live, walk.models);
+        await store.rebuild();
+        expect(await reader.dump()).toEqual(live);
+      }),
+      settings,
+    );
+    // The walks are worth something only if, together, they took every edge of the machine.
+    if (settings.numRuns >= 100) {
+      const edges = transitionTable(workLifecycle).map((r) => edgeKey(r.from, r.event, r.to));
+      expect(edges.filter((e) => !taken.has(e))).toEqual([]);
+    }
+  });
+});
