@@ -8,12 +8,22 @@ import {
   transitionTable,
   workLifecycle,
 } from '@demiurge/lifecycle';
+import {
+  appendStreams,
+  type DeliveryModel,
+  deliveryWalk,
+  edgeKey,
+  MachineWalk,
+  type Step,
+  steps,
+  type TaskModel,
+  taskWalk,
+  type WalkEvent,
+  type WorkModel,
+  workWalk,
+} from '@demiurge/lifecycle/testing';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { type DeliveryModel, deliveryWalk } from '../test/delivery-walk.js';
-import { appendStreams, edgeKey, MachineWalk, type Step, steps, type WalkEvent } from '../test/machine-walk.js';
-import { type TaskModel, taskWalk } from '../test/task-walk.js';
-import { type WorkModel, workWalk } from '../test/work-walk.js';
 import {
   countKey,
   type LastError,

@@ -1,10 +1,9 @@
 import { createFakeClock, createSeededIdGenerator, propertySettings } from '@demiurge/contracts/testing';
 import { createInMemoryEventStore } from '@demiurge/event-store';
 import { allowedEvents, deliveryLifecycle, transitionTable } from '@demiurge/lifecycle';
+import { type DeliveryModel, deliveryWalk, edgeKey, MachineWalk, steps } from '@demiurge/lifecycle/testing';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { type DeliveryModel, deliveryWalk } from '../test/delivery-walk.js';
-import { edgeKey, MachineWalk, steps } from '../test/machine-walk.js';
 import { type DeliveryView, deliveryStatusKey, outboxProjector, sessionDeliveryKey } from './index.js';
 
 type Dump = Record<string, Record<string, unknown>>;

@@ -1,10 +1,9 @@
 import { createFakeClock, createSeededIdGenerator, propertySettings } from '@demiurge/contracts/testing';
 import { createInMemoryEventStore } from '@demiurge/event-store';
 import { allowedEvents, taskLifecycle, transitionTable } from '@demiurge/lifecycle';
+import { appendStreams, edgeKey, MachineWalk, steps, type TaskModel, taskWalk } from '@demiurge/lifecycle/testing';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { appendStreams, edgeKey, MachineWalk, steps } from '../test/machine-walk.js';
-import { type TaskModel, taskWalk } from '../test/task-walk.js';
 import {
   boardKey,
   LOG_TAIL_LINES,

@@ -1,10 +1,9 @@
 import { createFakeClock, createSeededIdGenerator, propertySettings } from '@demiurge/contracts/testing';
 import { createInMemoryEventStore } from '@demiurge/event-store';
 import { allowedEvents, transitionTable, workLifecycle } from '@demiurge/lifecycle';
+import { edgeKey, MachineWalk, steps, type WorkModel, workWalk } from '@demiurge/lifecycle/testing';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { edgeKey, MachineWalk, steps } from '../test/machine-walk.js';
-import { type WorkModel, workWalk } from '../test/work-walk.js';
 import {
   claimableByKindKey,
   claimableKey,

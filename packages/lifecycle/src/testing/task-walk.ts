@@ -1,5 +1,5 @@
 import type { IdGenerator } from '@demiurge/contracts';
-import { type TaskEventType, type TaskState, taskLifecycle } from '@demiurge/lifecycle';
+import { type TaskEventType, type TaskState, taskLifecycle } from '../machines/task.machine.js';
 import type { WalkSpec } from './machine-walk.js';
 
 /**

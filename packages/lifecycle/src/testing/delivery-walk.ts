@@ -1,5 +1,5 @@
 import type { IdGenerator } from '@demiurge/contracts';
-import { type DeliveryEventType, type DeliveryState, deliveryLifecycle } from '@demiurge/lifecycle';
+import { type DeliveryEventType, type DeliveryState, deliveryLifecycle } from '../machines/delivery.machine.js';
 import type { WalkSpec } from './machine-walk.js';
 
 /**

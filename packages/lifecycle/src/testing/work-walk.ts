@@ -1,5 +1,5 @@
 import type { IdGenerator } from '@demiurge/contracts';
-import { type WorkEventType, type WorkState, workLifecycle } from '@demiurge/lifecycle';
+import { type WorkEventType, type WorkState, workLifecycle } from '../machines/work.machine.js';
 import type { WalkSpec } from './machine-walk.js';
 
 /**

@@ -1,7 +1,8 @@
 import type { IdGenerator, NewEvent } from '@demiurge/contracts';
-import type { AppendStream } from '@demiurge/event-store';
-import { allowedEvents, type Lifecycle, nextState, transitionTable } from '@demiurge/lifecycle';
 import fc from 'fast-check';
+import type { Lifecycle } from '../define-lifecycle.js';
+import { transitionTable } from '../transition-table.js';
+import { allowedEvents, nextState } from '../transitions.js';
 
 /**
  * Random walks through a lifecycle machine with valid event data, for property tests. At each step the
@@ -153,9 +154,17 @@ export class MachineWalk<S extends string, E extends string, M extends { state: 
   }
 }
 
+/** One stream's part of an append (the shape `EventStore.append` takes). */
+export interface WalkAppendStream {
+  readonly streamType: string;
+  readonly streamId: string;
+  readonly expectedVersion: 'any';
+  readonly events: NewEvent[];
+}
+
 /** Walk events as the streams of one atomic append: runs of one stream's events, in walk order. */
-export function appendStreams(events: readonly WalkEvent<unknown>[]): AppendStream[] {
-  const streams: { streamType: string; streamId: string; expectedVersion: 'any'; events: NewEvent[] }[] = [];
+export function appendStreams(events: readonly WalkEvent<unknown>[]): WalkAppendStream[] {
+  const streams: WalkAppendStream[] = [];
   for (const { streamType, streamId, event } of events) {
     const last = streams[streams.length - 1];
     if (last?.streamId === streamId) last.events.push(event);
