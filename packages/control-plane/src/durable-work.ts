@@ -1,5 +1,10 @@
 import { type Clock, type EventMeta, type IdGenerator, IdPrefix, type NewEvent, WorkId } from '@demiurge/contracts';
-import type { AppendOptions, AppendStream, EventStore } from '@demiurge/event-store';
+import {
+  type AppendOptions,
+  type AppendStream,
+  type EventStore,
+  StreamVersionConflictError,
+} from '@demiurge/event-store';
 import { checkEvents, type WorkEventType, workLifecycle } from '@demiurge/lifecycle';
 import {
   claimableByKindPrefix,
@@ -100,7 +105,13 @@ export class DurableWorkRuntime {
   async enqueue(spec: EnqueueSpec, also: readonly AppendStream[] = []): Promise<{ workId: string; created: boolean }> {
     const { workId, stream } = this.enqueueStream(spec);
     if ((await this.options.store.streamVersion(workId)) > 0) return { workId, created: false };
-    await this.options.store.append([stream, ...also], this.appendOptions());
+    try {
+      await this.options.store.append([stream, ...also], this.appendOptions());
+    } catch (err) {
+      // Another writer enqueued the same id in between: it exists, which is all enqueue promises.
+      if (err instanceof StreamVersionConflictError && err.streamId === workId) return { workId, created: false };
+      throw err;
+    }
     return { workId, created: true };
   }
 

@@ -7,7 +7,7 @@ import {
   SessionId,
   TaskId,
 } from '@demiurge/contracts';
-import type { AppendStream, EventStore } from '@demiurge/event-store';
+import { type AppendStream, type EventStore, StreamVersionConflictError } from '@demiurge/event-store';
 import { checkEvents, nextState, type TaskEventType, type TaskState, taskLifecycle } from '@demiurge/lifecycle';
 import { sessionPrefix, TaskBoardCollections, type TaskView, taskBoardProjector } from '@demiurge/projector-task-board';
 import { z } from 'zod';
@@ -83,10 +83,20 @@ export class RuntimeControlPlane {
     const input = parseSpec(`${parsed.kind} input`, this.kinds.schema(parsed.kind), parsed.input, ['input']);
     const taskId = parsed.taskId ?? this.options.ids.next(IdPrefix.task);
     const data = { ...parsed, taskId, input };
-    await this.options.store.append(
-      { streamType: TASK, streamId: taskId, expectedVersion: 'no_stream', events: [{ type: 'task.submitted', data }] },
-      { meta: { actor: { kind: 'system', id: 'control-plane' }, sessionId: parsed.sessionId, ...this.options.meta } },
-    );
+    try {
+      await this.options.store.append(
+        {
+          streamType: TASK,
+          streamId: taskId,
+          expectedVersion: 'no_stream',
+          events: [{ type: 'task.submitted', data }],
+        },
+        { meta: { actor: { kind: 'system', id: 'control-plane' }, sessionId: parsed.sessionId, ...this.options.meta } },
+      );
+    } catch (err) {
+      // Submitting a task id that exists is a no-op for its own session (and "no such task" for another).
+      if (!(err instanceof StreamVersionConflictError)) throw err;
+    }
     return this.getTask({ sessionId: parsed.sessionId, taskId });
   }
 

@@ -229,3 +229,15 @@ describe('DurableWorkRuntime', () => {
     expect(first.workId.startsWith(`${IdPrefix.work}_`)).toBe(true);
   });
 });
+
+describe('idempotent creation', () => {
+  it('submitting an existing task id returns the task to its session and appends nothing', async () => {
+    const sessionId = session();
+    const taskId = rt.ids.next('tsk');
+    const first = await rt.tasks.submitTask({ ...exec(sessionId), taskId });
+    const head = await rt.store.head();
+    expect(await rt.tasks.submitTask({ ...exec(sessionId, 'pwd'), taskId })).toEqual(first);
+    await expect(rt.tasks.submitTask({ ...exec(session()), taskId })).rejects.toBeInstanceOf(NotFoundError);
+    expect(await rt.store.head()).toBe(head);
+  });
+});
