@@ -123,9 +123,9 @@ export class HostWorkLifecycleRuntime {
   /** One operator-readable view across work items, tasks and the outbox, with each item's allowed actions. */
   async status(): Promise<OperatorStatus> {
     const reader = this.options.store.projection(operatorStatusProjector.name);
-    const counts = await reader.dump();
+    const counts = await reader.entries<number>(OperatorStatusCollections.counts);
     return {
-      counts: (counts[OperatorStatusCollections.counts] ?? {}) as Record<string, number>,
+      counts: Object.fromEntries(counts.map((c) => [c.id, c.doc])),
       running: await reader.list(OperatorStatusCollections.running),
       pendingCompletions: await reader.list(OperatorStatusCollections.pendingCompletions),
       needsOperator: await reader.list(OperatorStatusCollections.needsOperator),

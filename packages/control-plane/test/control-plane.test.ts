@@ -162,7 +162,10 @@ describe('DurableWorkRuntime', () => {
     expect(await rt.work.recover()).toEqual({ rescheduled: 0, unknown: 1, corrupt: 0 });
     expect((await rt.work.get(workId)).status).toBe('unknown');
     await expect(rt.work.claim(workId)).rejects.toMatchObject({ name: 'NotClaimableError', reason: 'it is unknown' });
-    expect((await rt.host.status()).needsOperator).toMatchObject([{ id: workId, status: 'unknown' }]);
+    const status = await rt.host.status();
+    expect(status.needsOperator).toMatchObject([{ id: workId, status: 'unknown', allowed: ['work.resolved'] }]);
+    expect(status.counts).toEqual({ 'work/delivery.send/unknown': 1 });
+    expect(status.running).toEqual([]);
     await rt.work.resolveUnknown(workId, 'retry');
     expect((await rt.work.claimDue({ limit: 10 })).map((c) => c.workId)).toEqual([workId]);
   });

@@ -247,6 +247,7 @@ class SqliteStore implements SqliteEventStore {
         return row ? JSON.parse(row.doc) : undefined;
       },
       list: async (collection, o) => rows(collection, o).map((r) => JSON.parse(r.doc)),
+      entries: async (collection, o) => rows(collection, o).map((r) => ({ id: r.id, doc: JSON.parse(r.doc) })),
       dump: async () => {
         const out: Record<string, Record<string, unknown>> = {};
         for (const row of rows()) {

@@ -178,6 +178,10 @@ class InMemoryEventStore implements EventStore {
     return {
       get: async (collection, id) => new MemoryProjectionTx(docs()).get(collection, id),
       list: async (collection, options) => new MemoryProjectionTx(docs()).list(collection, options),
+      entries: async <T>(collection: string, options?: Parameters<ProjectionReader['list']>[1]) => {
+        const map = docs().get(collection) ?? new Map<string, string>();
+        return selectIds(map.keys(), options).map((id) => ({ id, doc: JSON.parse(map.get(id)!) as T }));
+      },
       dump: async () => {
         const out: Record<string, Record<string, unknown>> = {};
         for (const collection of selectIds(docs().keys(), undefined)) {

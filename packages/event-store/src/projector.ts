@@ -84,6 +84,8 @@ export interface ProjectorCheckpoint {
 export interface ProjectionReader {
   get<T = unknown>(collection: string, id: string): Promise<T | undefined>;
   list<T = unknown>(collection: string, options?: ListOptions): Promise<T[]>;
+  /** Like {@link list}, with each document's id. */
+  entries<T = unknown>(collection: string, options?: ListOptions): Promise<{ id: string; doc: T }[]>;
   /** Every document, by collection then id, in id order. For tests and `demiurge rebuild`. */
   dump(): Promise<Record<string, Record<string, unknown>>>;
   checkpoint(): Promise<ProjectorCheckpoint>;

@@ -52,6 +52,10 @@ export function defineProjectionConformance(ctx: ConformanceContext): void {
       expect(await names({})).toEqual(['a1', 'b1', 'b2', 'c1']);
       expect(await names({ after: 'a1', limit: 2 })).toEqual(['b1', 'b2']);
       expect(await names({ prefix: 'b' })).toEqual(['b1', 'b2']);
+      expect(await reader.entries('streams', { after: 'b1' })).toEqual([
+        { id: 'b2', doc: { name: 'b2', total: 0, events: 1 } },
+        { id: 'c1', doc: { name: 'c1', total: 0, events: 1 } },
+      ]);
     });
 
     it('rolls the whole append back when a projector throws', async () => {
