@@ -30,10 +30,18 @@ export const migrations: readonly Migration[] = [
           .addColumn('data', 'text', (c) => c.notNull())
           .addColumn('meta', 'text', (c) => c.notNull())
           .addColumn('recorded_at', 'text', (c) => c.notNull())
-          .addColumn('idempotency_key', 'text', (c) => c.unique())
+          .addColumn('idempotency_key', 'text')
           .addUniqueConstraint('events_stream_version', ['stream_id', 'stream_version'])
           .compile(),
         db.schema.createIndex('events_type_position').on('events').columns(['type', 'position']).compile(),
+        // Partial: most events carry no idempotency key, and an index entry per NULL is a write for nothing.
+        db.schema
+          .createIndex('events_idempotency_key')
+          .on('events')
+          .column('idempotency_key')
+          .unique()
+          .where(sql.ref('idempotency_key'), 'is not', null)
+          .compile(),
         sql`CREATE TRIGGER events_refuse_update BEFORE UPDATE ON events
             BEGIN SELECT RAISE(ABORT, 'events is append-only: UPDATE is refused'); END`.compile(db),
         sql`CREATE TRIGGER events_refuse_delete BEFORE DELETE ON events

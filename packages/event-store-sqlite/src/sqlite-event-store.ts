@@ -231,7 +231,7 @@ class SqliteStore implements SqliteEventStore {
     const projector = selectProjectors(this.projectors, [name])[0]!;
     const rows = (collection?: string, o?: Parameters<ProjectionReader['list']>[1]) => {
       this.assertOpen();
-      return listDocuments(this.runner, this.qb, projector.name, collection, o);
+      return listDocuments(this.runner, projector.name, collection, o);
     };
     return {
       get: async (collection, id) => {

@@ -46,9 +46,7 @@ export class SqliteProjectionTx implements ProjectionTx {
   }
 
   list<T>(collection: string, options?: ListOptions): T[] {
-    return listDocuments(this.runner, this.qb, this.projector, collection, options).map(
-      (row) => JSON.parse(row.doc) as T,
-    );
+    return listDocuments(this.runner, this.projector, collection, options).map((row) => JSON.parse(row.doc) as T);
   }
 
   clear(collection?: string): void {
@@ -58,25 +56,35 @@ export class SqliteProjectionTx implements ProjectionTx {
   }
 }
 
+/**
+ * Lists a projector's documents in (collection, id) order. The SQL has a fixed shape per combination of
+ * options, so its text is built directly and its prepared statement reused (this runs on every claim).
+ */
 export function listDocuments(
   runner: SqlRunner,
-  qb: Kysely<StoreSchema>,
   projector: string,
   collection: string | undefined,
   options?: ListOptions,
 ): { collection: string; id: string; doc: string }[] {
-  let query = qb
-    .selectFrom('projection_documents')
-    .select(['collection', 'id', 'doc'])
-    .where('projector', '=', projector)
-    .orderBy('collection')
-    .orderBy('id');
-  if (collection !== undefined) query = query.where('collection', '=', collection);
-  if (options?.after !== undefined) query = query.where('id', '>', options.after);
+  let sql = 'SELECT collection, id, doc FROM projection_documents WHERE projector = ?';
+  const params: unknown[] = [projector];
+  if (collection !== undefined) {
+    sql += ' AND collection = ?';
+    params.push(collection);
+  }
+  if (options?.after !== undefined) {
+    sql += ' AND id > ?';
+    params.push(options.after);
+  }
   if (options?.prefix !== undefined) {
     // A range, not LIKE: ids may hold % and _, and a range uses the primary key.
-    query = query.where('id', '>=', options.prefix).where('id', '<', `${options.prefix}\uffff`);
+    sql += ' AND id >= ? AND id < ?';
+    params.push(options.prefix, `${options.prefix}\uffff`);
   }
-  if (options?.limit !== undefined) query = query.limit(options.limit);
-  return runner.all(query);
+  sql += ' ORDER BY collection, id';
+  if (options?.limit !== undefined) {
+    sql += ' LIMIT ?';
+    params.push(options.limit);
+  }
+  return runner.statement(sql).all(...params) as { collection: string; id: string; doc: string }[];
 }
