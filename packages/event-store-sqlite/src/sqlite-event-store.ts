@@ -16,7 +16,6 @@ import {
   assertDistinctProjectors,
   catchUpSubscription,
   checkExpectedVersion,
-  type EventStore,
   eventIdempotencyKey,
   InvalidAppendError,
   type IterateOptions,
@@ -36,43 +35,15 @@ import {
   toRecorded,
 } from '@demiurge/event-store';
 import type Database from 'better-sqlite3';
-import { Observable, Subject } from 'rxjs';
-import { type ConnectionOptions, openDatabase } from './connection.js';
+import { Observable } from 'rxjs';
+import { openDatabase } from './connection.js';
 import { decodeRow, type EventRow, LogStatements } from './event-rows.js';
+import { LogPublisher } from './log-publisher.js';
+import { createProjectionReader } from './projection-reader.js';
 import { ProjectorRunner } from './projector-runner.js';
 import { createQueryBuilder } from './schema.js';
 import { SqlRunner } from './sql-runner.js';
-import { listDocuments } from './sqlite-projection-tx.js';
-
-export interface SqliteEventStoreOptions extends ConnectionOptions {
-  /** The database file; created with its folder when absent. */
-  readonly path: string;
-  readonly registry?: EventRegistry;
-  readonly projectors?: readonly Projector[];
-  readonly clock?: Clock;
-  readonly ids?: IdGenerator;
-  /** How often another process's commits are looked for while someone subscribes. Default 100 ms. */
-  readonly tailIntervalMs?: number;
-  /** How long a locked database is retried before {@link StoreBusyError}. Default 30 000 ms. */
-  readonly busyRetryMs?: number;
-  /** Events per transaction when catching projectors up at open. Default 5000. */
-  readonly catchUpBatchSize?: number;
-}
-
-/** The connection settings in force, read back from SQLite. */
-export interface ConnectionSettings {
-  readonly journalMode: string;
-  /** 2 is FULL, 1 is NORMAL. */
-  readonly synchronous: number;
-  readonly busyTimeoutMs: number;
-  readonly foreignKeys: boolean;
-}
-
-/** The SQLite event store: an {@link EventStore} with its file path and connection settings. */
-export interface SqliteEventStore extends EventStore {
-  readonly path: string;
-  settings(): ConnectionSettings;
-}
+import type { ConnectionSettings, SqliteEventStore, SqliteEventStoreOptions } from './sqlite-store-options.js';
 
 interface PendingAppend {
   readonly plan: AppendPlan;
@@ -114,17 +85,13 @@ class SqliteStore implements SqliteEventStore {
   private readonly runner: SqlRunner;
   private readonly stmts: LogStatements;
   private readonly projections: ProjectorRunner;
-  private readonly live = new Subject<RecordedEvent>();
+  private readonly publisher: LogPublisher;
   private readonly pending: PendingAppend[] = [];
   private scheduled = false;
   private flushing = false;
   private exclusive = false;
   private closed = false;
-  private lastPublished = 0;
   private projectionDataVersion = -1;
-  private tailDataVersion = -1;
-  private watchers = 0;
-  private tailTimer: NodeJS.Timeout | undefined;
   readonly events$: Observable<RecordedEvent>;
 
   constructor(
@@ -141,22 +108,20 @@ class SqliteStore implements SqliteEventStore {
     this.runner = new SqlRunner(db);
     this.stmts = new LogStatements(db);
     this.projections = new ProjectorRunner(this.projectors, db, this.stmts, this.registry, this.runner, this.qb);
-    this.events$ = new Observable<RecordedEvent>((subscriber) => {
-      const sub = this.live.subscribe(subscriber);
-      if (this.watchers++ === 0) this.startTail();
-      return () => {
-        sub.unsubscribe();
-        if (--this.watchers === 0) this.stopTail();
-      };
-    });
+    this.publisher = new LogPublisher(
+      this.stmts,
+      this.registry,
+      options.tailIntervalMs ?? 100,
+      () => !this.closed && !this.flushing,
+    );
+    this.events$ = this.publisher.events$;
   }
 
   async initialize(batchSize: number): Promise<void> {
     this.transaction(() => this.projections.resetStale());
     while (!this.transaction(() => this.projections.catchUp(this.projectors, batchSize)).done) await yieldToLoop();
-    this.lastPublished = this.stmts.head.get()!;
     this.projectionDataVersion = this.stmts.dataVersion.get()!;
-    this.tailDataVersion = this.projectionDataVersion;
+    this.publisher.start();
   }
 
   append(input: AppendStream | readonly AppendStream[], options?: AppendOptions): Promise<AppendResult> {
@@ -229,43 +194,12 @@ class SqliteStore implements SqliteEventStore {
 
   projection(name: string): ProjectionReader {
     const projector = selectProjectors(this.projectors, [name])[0]!;
-    const rows = (collection?: string, o?: Parameters<ProjectionReader['list']>[1]) => {
-      this.assertOpen();
-      return listDocuments(this.runner, projector.name, collection, o);
-    };
-    return {
-      get: async (collection, id) => {
-        this.assertOpen();
-        const row = this.runner.get(
-          this.qb
-            .selectFrom('projection_documents')
-            .select('doc')
-            .where('projector', '=', projector.name)
-            .where('collection', '=', collection)
-            .where('id', '=', id),
-        );
-        return row ? JSON.parse(row.doc) : undefined;
-      },
-      list: async (collection, o) => rows(collection, o).map((r) => JSON.parse(r.doc)),
-      entries: async (collection, o) => rows(collection, o).map((r) => ({ id: r.id, doc: JSON.parse(r.doc) })),
-      dump: async () => {
-        const out: Record<string, Record<string, unknown>> = {};
-        for (const row of rows()) {
-          out[row.collection] ??= {};
-          out[row.collection]![row.id] = JSON.parse(row.doc);
-        }
-        return out;
-      },
-      checkpoint: async () => {
-        this.assertOpen();
-        const cp = this.projections.readCheckpoints().get(projector.name);
-        return {
-          name: projector.name,
-          version: cp?.version ?? projector.version,
-          position: this.projections.effectivePosition(projector, cp?.position ?? 0),
-        };
-      },
-    };
+    return createProjectionReader(projector, {
+      runner: this.runner,
+      qb: this.qb,
+      projections: this.projections,
+      assertOpen: () => this.assertOpen(),
+    });
   }
 
   async rebuild(options?: RebuildOptions): Promise<RebuildReport> {
@@ -324,8 +258,7 @@ class SqliteStore implements SqliteEventStore {
       await yieldToLoop();
     }
     this.closed = true;
-    this.stopTail();
-    this.live.complete();
+    this.publisher.complete();
     this.db.close();
   }
 
@@ -348,7 +281,7 @@ class SqliteStore implements SqliteEventStore {
       while (this.pending.length > 0 && !this.exclusive) {
         const batch = this.pending.splice(0, MAX_BATCH);
         const outcomes = await this.commitWithRetry(batch);
-        this.publish(outcomes);
+        this.publisher.publish(outcomes.flatMap((o) => (o.ok && !o.value.replayed ? o.value.events : [])));
         outcomes.forEach((outcome, i) => {
           if (outcome.ok) batch[i]!.resolve(outcome.value);
           else batch[i]!.reject(outcome.error);
@@ -477,58 +410,6 @@ class SqliteStore implements SqliteEventStore {
     } catch (err) {
       if (this.db.inTransaction) this.stmts.rollback.run();
       throw err;
-    }
-  }
-
-  // --- publishing and tailing -----------------------------------------------------------------
-
-  private publish(outcomes: readonly Outcome[]): void {
-    const events = outcomes.flatMap((o) => (o.ok && !o.value.replayed ? o.value.events : []));
-    if (events.length === 0) return;
-    if (this.watchers === 0) {
-      this.lastPublished = events[events.length - 1]!.position;
-      return;
-    }
-    this.publishFromLog(events[0]!.position - 1);
-    for (const event of events) this.emit(event);
-  }
-
-  private emit(event: RecordedEvent): void {
-    if (event.position <= this.lastPublished) return;
-    this.lastPublished = event.position;
-    this.live.next(event);
-  }
-
-  /** Publishes committed events up to `upTo` that this process has not published (other processes'). */
-  private publishFromLog(upTo: number): void {
-    while (this.lastPublished < upTo) {
-      const rows = this.stmts.after.all(this.lastPublished, upTo, 500);
-      if (rows.length === 0) return;
-      for (const row of rows) this.emit(decodeRow(this.registry, row));
-    }
-  }
-
-  private startTail(): void {
-    this.lastPublished = Math.max(this.lastPublished, this.closed ? 0 : this.stmts.head.get()!);
-    this.tailDataVersion = this.closed ? -1 : this.stmts.dataVersion.get()!;
-    this.tailTimer = setInterval(() => this.tail(), this.options.tailIntervalMs ?? 100);
-    this.tailTimer.unref();
-  }
-
-  private stopTail(): void {
-    if (this.tailTimer) clearInterval(this.tailTimer);
-    this.tailTimer = undefined;
-  }
-
-  private tail(): void {
-    if (this.closed || this.flushing) return;
-    try {
-      const version = this.stmts.dataVersion.get()!;
-      if (version === this.tailDataVersion) return;
-      this.tailDataVersion = version;
-      this.publishFromLog(Number.MAX_SAFE_INTEGER);
-    } catch (err) {
-      this.live.error(err);
     }
   }
 

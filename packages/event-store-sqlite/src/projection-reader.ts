@@ -1,0 +1,52 @@
+import type { ProjectionReader, Projector } from '@demiurge/event-store';
+import type { Kysely } from 'kysely';
+import type { ProjectorRunner } from './projector-runner.js';
+import type { StoreSchema } from './schema.js';
+import type { SqlRunner } from './sql-runner.js';
+import { listDocuments } from './sqlite-projection-tx.js';
+
+/** Read access to one projector's documents outside the append transaction. */
+export function createProjectionReader(
+  projector: Projector,
+  deps: { runner: SqlRunner; qb: Kysely<StoreSchema>; projections: ProjectorRunner; assertOpen: () => void },
+): ProjectionReader {
+  const { runner, qb, projections, assertOpen } = deps;
+  const rows = (collection?: string, options?: Parameters<ProjectionReader['list']>[1]) => {
+    assertOpen();
+    return listDocuments(runner, projector.name, collection, options);
+  };
+  return {
+    get: async (collection, id) => {
+      assertOpen();
+      const row = runner.get(
+        qb
+          .selectFrom('projection_documents')
+          .select('doc')
+          .where('projector', '=', projector.name)
+          .where('collection', '=', collection)
+          .where('id', '=', id),
+      );
+      return row ? JSON.parse(row.doc) : undefined;
+    },
+    list: async (collection, options) => rows(collection, options).map((r) => JSON.parse(r.doc)),
+    entries: async (collection, options) =>
+      rows(collection, options).map((r) => ({ id: r.id, doc: JSON.parse(r.doc) })),
+    dump: async () => {
+      const out: Record<string, Record<string, unknown>> = {};
+      for (const row of rows()) {
+        out[row.collection] ??= {};
+        out[row.collection]![row.id] = JSON.parse(row.doc);
+      }
+      return out;
+    },
+    checkpoint: async () => {
+      assertOpen();
+      const cp = projections.readCheckpoints().get(projector.name);
+      return {
+        name: projector.name,
+        version: cp?.version ?? projector.version,
+        position: projections.effectivePosition(projector, cp?.position ?? 0),
+      };
+    },
+  };
+}

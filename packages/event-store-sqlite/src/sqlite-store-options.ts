@@ -1,0 +1,33 @@
+import type { Clock, EventRegistry, IdGenerator } from '@demiurge/contracts';
+import type { EventStore, Projector } from '@demiurge/event-store';
+import type { ConnectionOptions } from './connection.js';
+
+export interface SqliteEventStoreOptions extends ConnectionOptions {
+  /** The database file; created with its folder when absent. */
+  readonly path: string;
+  readonly registry?: EventRegistry;
+  readonly projectors?: readonly Projector[];
+  readonly clock?: Clock;
+  readonly ids?: IdGenerator;
+  /** How often another process's commits are looked for while someone subscribes. Default 100 ms. */
+  readonly tailIntervalMs?: number;
+  /** How long a locked database is retried before `StoreBusyError`. Default 30 000 ms. */
+  readonly busyRetryMs?: number;
+  /** Events per transaction when catching projectors up at open. Default 5000. */
+  readonly catchUpBatchSize?: number;
+}
+
+/** The connection settings in force, read back from SQLite. */
+export interface ConnectionSettings {
+  readonly journalMode: string;
+  /** 2 is FULL, 1 is NORMAL. */
+  readonly synchronous: number;
+  readonly busyTimeoutMs: number;
+  readonly foreignKeys: boolean;
+}
+
+/** The SQLite event store: an {@link EventStore} with its file path and connection settings. */
+export interface SqliteEventStore extends EventStore {
+  readonly path: string;
+  settings(): ConnectionSettings;
+}
