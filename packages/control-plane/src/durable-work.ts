@@ -18,7 +18,8 @@ import { z } from 'zod';
 import { commandLoop, streamAppend } from './aggregate.js';
 import { NotClaimableError, NotFoundError, parseSpec, StaleClaimError } from './errors.js';
 import { defaultWorkKinds, type KindRegistry } from './kinds.js';
-import { assertCurrentClaim, isLeased, loadWork, type WorkAggregate } from './work-aggregate.js';
+import { assertCurrentClaim, isLeased, loadWork, payloadProblem, type WorkAggregate } from './work-aggregate.js';
+import { expireLease, setAsideIfCorrupt } from './work-recovery.js';
 
 /** A live claim: present its token on every later write of the item. */
 export interface WorkClaim {
@@ -259,7 +260,7 @@ export class DurableWorkRuntime {
       });
       const expired = page.filter((l) => l.leaseUntil < at);
       for (const lease of expired) {
-        const state = await this.expire(lease.workId, at);
+        const state = await expireLease(this.options.store, lease.workId, at, this.appendOptions());
         if (state === 'unknown') unknown++;
         else if (state === 'retry_scheduled') rescheduled++;
       }
@@ -271,7 +272,9 @@ export class DurableWorkRuntime {
         limit: 200,
         ...(after === undefined ? {} : { after }),
       });
-      for (const entry of page) if (await this.setAsideIfCorrupt(entry.workId)) corrupt++;
+      for (const entry of page) {
+        if (await setAsideIfCorrupt(this.options.store, this.kinds, entry.workId, this.appendOptions())) corrupt++;
+      }
       if (page.length < 200) break;
       after = claimableKey(page[page.length - 1]!.dueAt, page[page.length - 1]!.workId);
     }
@@ -296,14 +299,6 @@ export class DurableWorkRuntime {
     };
   }
 
-  private payloadProblem(item: WorkAggregate): string | undefined {
-    if (!item.kind || !this.kinds.has(item.kind)) return `unknown work kind ${JSON.stringify(item.kind)}`;
-    const result = this.kinds.schema(item.kind).safeParse(item.payload ?? undefined);
-    if (result.success) return undefined;
-    const issue = result.error.issues[0];
-    return `payload does not match ${item.kind}: ${issue?.path.join('.') || '(root)'}: ${issue?.message}`;
-  }
-
   private async tryClaim(workId: string, leaseMs: number): Promise<{ claim: WorkClaim } | { refused: string }> {
     const now = this.options.clock.now();
     return commandLoop<{ claim: WorkClaim } | { refused: string }>(this.options.store, async () => {
@@ -323,7 +318,7 @@ export class DurableWorkRuntime {
       } else if (item.dueAt !== null && item.dueAt > iso(now)) {
         return refuse(`it is not due until ${item.dueAt}`);
       }
-      const problem = this.payloadProblem(item);
+      const problem = payloadProblem(this.kinds, item);
       if (problem) {
         events.push({ type: 'work.corrupt', data: { workId, detail: problem } });
         return {
@@ -387,39 +382,6 @@ export class DurableWorkRuntime {
       return {
         streams: events.length > 0 ? [streamAppend(WORK, item, events), ...also] : [],
         result: undefined,
-        options: this.appendOptions(),
-      };
-    });
-  }
-
-  private async expire(workId: string, at: string): Promise<string | undefined> {
-    return commandLoop(this.options.store, async () => {
-      const item = await loadWork(this.options.store, workId);
-      if (!isLeased(item.state) || item.leaseUntil === null || item.leaseUntil >= at)
-        return { streams: [], result: undefined };
-      const events = checkEvents(
-        workLifecycle,
-        item.state,
-        [{ type: 'work.lease_expired', data: { workId, claimToken: item.claimToken!, attempt: item.attempt } }],
-        workId,
-      );
-      return {
-        streams: [streamAppend(WORK, item, events)],
-        result: item.state === 'sending' ? 'unknown' : 'retry_scheduled',
-        options: this.appendOptions(),
-      };
-    });
-  }
-
-  private async setAsideIfCorrupt(workId: string): Promise<boolean> {
-    return commandLoop(this.options.store, async () => {
-      const item = await loadWork(this.options.store, workId);
-      if (item.state !== 'queued' && item.state !== 'retry_scheduled') return { streams: [], result: false };
-      const problem = this.payloadProblem(item);
-      if (!problem) return { streams: [], result: false };
-      return {
-        streams: [streamAppend(WORK, item, [{ type: 'work.corrupt', data: { workId, detail: problem } }])],
-        result: true,
         options: this.appendOptions(),
       };
     });

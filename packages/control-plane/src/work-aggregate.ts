@@ -2,6 +2,7 @@ import type { EventStore } from '@demiurge/event-store';
 import { type WorkState, workLifecycle } from '@demiurge/lifecycle';
 import { type Loaded, loadAggregate } from './aggregate.js';
 import { StaleClaimError } from './errors.js';
+import type { KindRegistry } from './kinds.js';
 
 /** A work item as its stream says: the machine's state plus the facts a claim is checked against. */
 export interface WorkAggregate extends Loaded<WorkState> {
@@ -87,4 +88,13 @@ export function assertCurrentClaim(item: WorkAggregate, claimToken: string, now:
   if (item.state !== 'sending' && item.leaseUntil !== null && item.leaseUntil < now) {
     throw new StaleClaimError(item.streamId, claimToken, `its lease expired at ${item.leaseUntil}`);
   }
+}
+
+/** Why an item's payload cannot be executed (unknown kind, or not matching its kind's schema), if it cannot. */
+export function payloadProblem(kinds: KindRegistry, item: WorkAggregate): string | undefined {
+  if (!item.kind || !kinds.has(item.kind)) return `unknown work kind ${JSON.stringify(item.kind)}`;
+  const result = kinds.schema(item.kind).safeParse(item.payload ?? undefined);
+  if (result.success) return undefined;
+  const issue = result.error.issues[0];
+  return `payload does not match ${item.kind}: ${issue?.path.join('.') || '(root)'}: ${issue?.message}`;
 }

@@ -1,0 +1,56 @@
+import type { AppendOptions, EventStore } from '@demiurge/event-store';
+import { checkEvents, workLifecycle } from '@demiurge/lifecycle';
+import { commandLoop, streamAppend } from './aggregate.js';
+import type { KindRegistry } from './kinds.js';
+import { isLeased, loadWork, payloadProblem } from './work-aggregate.js';
+
+const WORK = workLifecycle.streamType;
+
+/**
+ * Records that a lease ran out (`work.lease_expired`): claimed/running work goes to retry_scheduled,
+ * sending work to unknown. Returns the new state, or undefined when the lease is live after all.
+ */
+export function expireLease(
+  store: EventStore,
+  workId: string,
+  at: string,
+  options: AppendOptions,
+): Promise<'unknown' | 'retry_scheduled' | undefined> {
+  return commandLoop<'unknown' | 'retry_scheduled' | undefined>(store, async () => {
+    const item = await loadWork(store, workId);
+    if (!isLeased(item.state) || item.leaseUntil === null || item.leaseUntil >= at) {
+      return { streams: [], result: undefined };
+    }
+    const events = checkEvents(
+      workLifecycle,
+      item.state,
+      [{ type: 'work.lease_expired', data: { workId, claimToken: item.claimToken!, attempt: item.attempt } }],
+      workId,
+    );
+    return {
+      streams: [streamAppend(WORK, item, events)],
+      result: item.state === 'sending' ? 'unknown' : 'retry_scheduled',
+      options,
+    };
+  });
+}
+
+/** Sets a claimable item whose payload cannot be read aside (`work.corrupt`); true when it did. */
+export function setAsideIfCorrupt(
+  store: EventStore,
+  kinds: KindRegistry,
+  workId: string,
+  options: AppendOptions,
+): Promise<boolean> {
+  return commandLoop(store, async () => {
+    const item = await loadWork(store, workId);
+    if (item.state !== 'queued' && item.state !== 'retry_scheduled') return { streams: [], result: false };
+    const problem = payloadProblem(kinds, item);
+    if (!problem) return { streams: [], result: false };
+    return {
+      streams: [streamAppend(WORK, item, [{ type: 'work.corrupt', data: { workId, detail: problem } }])],
+      result: true,
+      options,
+    };
+  });
+}
