@@ -21,6 +21,26 @@ export const ErrorCode = {
   UnknownKind: 'unknown_kind',
   InvalidSpec: 'invalid_spec',
   NotResumable: 'not_resumable',
+  /** The provider answered with an HTTP error status (after retries for 429/5xx). */
+  ProviderHttp: 'provider_http',
+  /** The provider's stream broke the protocol (a malformed chunk, bad JSON in tool arguments). */
+  ProviderProtocol: 'provider_protocol',
+  /** The provider did not answer within the timeout. */
+  ProviderTimeout: 'provider_timeout',
+  /** The connection ended before the stream finished. */
+  ProviderDisconnected: 'provider_disconnected',
+  /** The request was aborted by its caller (turn or run cancellation). */
+  ProviderCancelled: 'provider_cancelled',
+  /** A tool's input did not match its schema, or the tool raised. */
+  ToolFailed: 'tool_failed',
+  /** A path left the workspace root (`..`, an absolute path elsewhere, a symlink out). */
+  WorkspaceEscape: 'workspace_escape',
+  /** A policy (plan mode) refused an action. */
+  PolicyDenied: 'policy_denied',
+  /** The turn used its whole step budget. */
+  BudgetExhausted: 'budget_exhausted',
+  /** Another turn holds the session (busy mode `reject`). */
+  SessionBusy: 'session_busy',
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 

@@ -70,7 +70,13 @@ export {
   TurnStarted,
   Usage,
 } from './events/session.events.js';
-export { SessionMode, SessionModeChanged, sessionModeEvents } from './events/session-mode.events.js';
+export {
+  BusyMode,
+  SessionBusyModeChanged,
+  SessionMode,
+  SessionModeChanged,
+  sessionModeEvents,
+} from './events/session-mode.events.js';
 export {
   TaskArchived,
   TaskBlocked,
@@ -101,7 +107,7 @@ export {
   ToolCallUnknown,
   toolCallEvents,
 } from './events/tool-call.events.js';
-export { TurnCancelled, turnEvents } from './events/turn.events.js';
+export { ModelToolCall, TurnCancelled, TurnModelResponded, turnEvents } from './events/turn.events.js';
 export {
   WorkAcknowledged,
   WorkCancelled,

@@ -17,6 +17,10 @@ export const ApprovalRequested = defineEvent({
     action: z.string().min(1),
     reason: z.string().min(1),
     expiresAt: z.iso.datetime().optional(),
+    /** For a tool call: the tool and its normalized arguments; the approval covers exactly that call. */
+    tool: z.string().min(1).optional(),
+    arguments: z.json().optional(),
+    runId: z.string().min(1).optional(),
   }),
 });
 

@@ -13,4 +13,15 @@ export const SessionModeChanged = defineEvent({
   data: z.object({ sessionId: SessionId, mode: SessionMode, previous: SessionMode }),
 });
 
-export const sessionModeEvents = [SessionModeChanged] as const;
+/** What a second input does while a turn runs: wait its turn (`queue`) or cancel the running one (`interrupt`). */
+export const BusyMode = z.enum(['queue', 'interrupt']);
+export type BusyMode = z.infer<typeof BusyMode>;
+
+export const SessionBusyModeChanged = defineEvent({
+  type: 'session.busy_mode_changed',
+  schemaVersion: 1,
+  description: 'What a new input does while a turn is running in the session: queue behind it or interrupt it.',
+  data: z.object({ sessionId: SessionId, busyMode: BusyMode }),
+});
+
+export const sessionModeEvents = [SessionModeChanged, SessionBusyModeChanged] as const;

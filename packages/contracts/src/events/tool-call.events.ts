@@ -22,6 +22,11 @@ export const ToolCallRequested = defineEvent({
     stepId: z.string().min(1),
     tool: z.string().min(1),
     idempotent: z.boolean(),
+    runId: z.string().min(1).optional(),
+    /** The arguments the model gave (as parsed JSON). */
+    arguments: z.json().optional(),
+    /** The tool's declared effect class for these arguments (`read`, `write.file`, `shell`, ...). */
+    effect: z.string().min(1).optional(),
   }),
 });
 
@@ -43,7 +48,12 @@ export const ToolCallSucceeded = defineEvent({
   type: 'tool_call.succeeded',
   schemaVersion: 1,
   description: 'The tool call returned a result.',
-  data: z.object({ toolCallId: ToolCallId, resultRef: z.string().min(1).optional() }),
+  data: z.object({
+    toolCallId: ToolCallId,
+    resultRef: z.string().min(1).optional(),
+    /** The (bounded) text the model gets back. */
+    output: z.string().optional(),
+  }),
 });
 
 export const ToolCallFailed = defineEvent({

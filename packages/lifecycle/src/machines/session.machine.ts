@@ -1,8 +1,8 @@
-import { sessionEvents, sessionModeEvents, turnEvents } from '@demiurge/contracts';
+import { sessionEvents, sessionModeEvents, TurnCancelled } from '@demiurge/contracts';
 import { setup } from 'xstate';
 import { defineLifecycle, type LifecycleEvent, type StateOf } from '../define-lifecycle.js';
 
-const sessionVocabulary = [...sessionEvents, ...sessionModeEvents, ...turnEvents] as const;
+const sessionVocabulary = [...sessionEvents, ...sessionModeEvents, TurnCancelled] as const;
 /** The event types the Session machine handles, e.g. for a typed `NewEvent<SessionEventType>`. */
 export type SessionEventType = (typeof sessionVocabulary)[number]['type'];
 
@@ -23,6 +23,7 @@ export const sessionMachine = setup({
         'session.archived': 'archived',
         'session.updated': 'active',
         'session.mode_changed': 'active',
+        'session.busy_mode_changed': 'active',
         'message.recorded': 'active',
         'turn.started': 'active',
         'turn.completed': 'active',

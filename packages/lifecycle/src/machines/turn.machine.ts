@@ -16,7 +16,12 @@ export const turnMachine = setup({
     none: { description: 'No turn yet.', on: { 'turn.started': 'running' } },
     running: {
       description: 'The provider/tool loop is running.',
-      on: { 'turn.completed': 'completed', 'turn.failed': 'failed', 'turn.cancelled': 'cancelled' },
+      on: {
+        'turn.model_responded': 'running',
+        'turn.completed': 'completed',
+        'turn.failed': 'failed',
+        'turn.cancelled': 'cancelled',
+      },
     },
     completed: { description: 'Finished with an assistant response; final.' },
     failed: { description: 'Ended with an error; final.' },
@@ -33,12 +38,12 @@ export const turnLifecycle = defineLifecycle({
   streamType: 'turn',
   title: 'Turn',
   summary:
-    'One user/agent interaction (context, prompt, trace, tool sequencing). Today its events are recorded on the ' +
-    'session stream, where the session machine accepts them while the session is active; this machine checks ' +
-    'turn streams.',
+    'One user/agent interaction (context, prompt, trace, tool sequencing), on its own stream: started, one ' +
+    'turn.model_responded per model round, then exactly one ending. Its messages are on the session stream.',
   invariants: [
     'A turn ends exactly once: completed, failed or cancelled are final.',
     'A foreground turn is never a task.',
+    'A model round is recorded whole (turn.model_responded) before any of its tool calls starts.',
   ],
   machine: turnMachine,
   vocabulary: turnVocabulary,
