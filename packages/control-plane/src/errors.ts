@@ -31,7 +31,7 @@ export class NotFoundError extends DemiurgeError {
   override readonly name = 'NotFoundError';
   readonly code = ErrorCode.NotFound;
   constructor(
-    readonly aggregate: 'task' | 'work item' | 'delivery',
+    readonly aggregate: 'task' | 'work item' | 'delivery' | 'session' | 'run' | 'turn' | 'tool call' | 'approval',
     readonly id: string,
   ) {
     super(`no ${aggregate} ${id}`);

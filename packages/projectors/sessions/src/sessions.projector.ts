@@ -3,8 +3,11 @@ import type {
   MessageRecorded,
   RecordedEvent,
   SessionArchived,
+  SessionBusyModeChanged,
   SessionCreated,
+  SessionModeChanged,
   SessionUpdated,
+  TurnCancelled,
   TurnCompleted,
   TurnFailed,
   TurnStarted,
@@ -25,6 +28,12 @@ export interface SessionView {
   readonly lastMessage: { readonly role: string; readonly text: string } | null;
   readonly binding: { readonly coreId: string; readonly channel: string; readonly conversationKey: string } | null;
   readonly archivedReason: string | null;
+  /** The policy overlay: `plan` denies mutating tools unless approved. */
+  readonly mode: 'default' | 'plan';
+  /** What a second input does while a turn runs. */
+  readonly busyMode: 'queue' | 'interrupt';
+  /** The session stream's version after the last event applied (every session-stream event is handled). */
+  readonly version: number;
 }
 
 /** A message kept in a session's transcript (`transient` messages are not kept). */
@@ -42,7 +51,10 @@ export interface TranscriptEntry {
 export interface TurnView {
   readonly turnId: string;
   readonly sessionId: string;
-  readonly status: 'running' | 'completed' | 'failed';
+  readonly runId: string | null;
+  readonly status: 'running' | 'completed' | 'failed' | 'cancelled';
+  /** Model rounds recorded so far. */
+  readonly steps: number;
   readonly startedAt: string;
   readonly endedAt: string | null;
   readonly error: { readonly code: string; readonly message: string } | null;
@@ -54,6 +66,8 @@ export const SessionCollections = {
   messages: 'messages',
   turns: 'turns',
   bindings: 'bindings',
+  /** Running turns: turn id → session id (model rounds carry only the turn id). */
+  turnSessions: 'turn-sessions',
 } as const;
 
 const PREVIEW = 120;
@@ -72,7 +86,9 @@ function updateSession(
 ) {
   const session = tx.get<SessionView>(SessionCollections.sessions, sessionId);
   if (!session) return;
-  tx.put(SessionCollections.sessions, sessionId, { ...change(session), updatedAt: event.recordedAt });
+  const version =
+    event.streamType === 'session' && event.streamId === sessionId ? event.streamVersion : session.version;
+  tx.put(SessionCollections.sessions, sessionId, { ...change(session), updatedAt: event.recordedAt, version });
 }
 
 /**
@@ -81,15 +97,19 @@ function updateSession(
  */
 export const sessionsProjector = defineProjector({
   name: 'sessions',
-  version: 1,
+  version: 2,
   handles: [
     'session.created',
     'session.updated',
     'session.archived',
+    'session.mode_changed',
+    'session.busy_mode_changed',
     'message.recorded',
     'turn.started',
+    'turn.model_responded',
     'turn.completed',
     'turn.failed',
+    'turn.cancelled',
   ],
   apply(event, tx) {
     switch (event.type) {
@@ -108,6 +128,9 @@ export const sessionsProjector = defineProjector({
           lastMessage: null,
           binding: d.binding ?? null,
           archivedReason: null,
+          mode: 'default',
+          busyMode: 'queue',
+          version: event.streamVersion,
         };
         tx.put(SessionCollections.sessions, d.sessionId, view);
         if (d.binding) tx.put(SessionCollections.bindings, bindingKey(d.binding), d.sessionId);
@@ -121,6 +144,16 @@ export const sessionsProjector = defineProjector({
       case 'session.archived': {
         const d = event.data as EventData<typeof SessionArchived>;
         updateSession(tx, event, d.sessionId, (s) => ({ ...s, status: 'archived', archivedReason: d.reason }));
+        return;
+      }
+      case 'session.mode_changed': {
+        const d = event.data as EventData<typeof SessionModeChanged>;
+        updateSession(tx, event, d.sessionId, (s) => ({ ...s, mode: d.mode }));
+        return;
+      }
+      case 'session.busy_mode_changed': {
+        const d = event.data as EventData<typeof SessionBusyModeChanged>;
+        updateSession(tx, event, d.sessionId, (s) => ({ ...s, busyMode: d.busyMode }));
         return;
       }
       case 'message.recorded': {
@@ -150,28 +183,45 @@ export const sessionsProjector = defineProjector({
         const turn: TurnView = {
           turnId: d.turnId,
           sessionId: d.sessionId,
+          runId: d.runId ?? null,
           status: 'running',
+          steps: 0,
           startedAt: event.recordedAt,
           endedAt: null,
           error: null,
         };
         tx.put(SessionCollections.turns, turnKey(d.sessionId, d.turnId), turn);
+        tx.put(SessionCollections.turnSessions, d.turnId, d.sessionId);
         updateSession(tx, event, d.sessionId, (s) => ({ ...s, turnCount: s.turnCount + 1, activeTurnId: d.turnId }));
         return;
       }
+      case 'turn.model_responded': {
+        const d = event.data as { turnId: string };
+        const sessionId = tx.get<string>(SessionCollections.turnSessions, d.turnId);
+        const turn = sessionId ? tx.get<TurnView>(SessionCollections.turns, turnKey(sessionId, d.turnId)) : undefined;
+        if (turn)
+          tx.put(SessionCollections.turns, turnKey(turn.sessionId, d.turnId), { ...turn, steps: turn.steps + 1 });
+        return;
+      }
       case 'turn.completed':
-      case 'turn.failed': {
-        const d = event.data as EventData<typeof TurnCompleted> | EventData<typeof TurnFailed>;
+      case 'turn.failed':
+      case 'turn.cancelled': {
+        const d = event.data as
+          | EventData<typeof TurnCompleted>
+          | EventData<typeof TurnFailed>
+          | EventData<typeof TurnCancelled>;
         const key = turnKey(d.sessionId, d.turnId);
         const turn = tx.get<TurnView>(SessionCollections.turns, key);
         if (turn) {
           tx.put(SessionCollections.turns, key, {
             ...turn,
-            status: event.type === 'turn.completed' ? 'completed' : 'failed',
+            status:
+              event.type === 'turn.completed' ? 'completed' : event.type === 'turn.failed' ? 'failed' : 'cancelled',
             endedAt: event.recordedAt,
-            error: 'error' in d ? d.error : null,
+            error: 'error' in d ? d.error : 'reason' in d ? { code: 'cancelled', message: d.reason } : null,
           });
         }
+        tx.delete(SessionCollections.turnSessions, d.turnId);
         updateSession(tx, event, d.sessionId, (s) => ({
           ...s,
           activeTurnId: s.activeTurnId === d.turnId ? null : s.activeTurnId,

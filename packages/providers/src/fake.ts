@@ -1,0 +1,126 @@
+import { z } from 'zod';
+import { cancelledError, FakeScriptError } from './errors.js';
+import type { ChatMessage, CompletionChunk, CompletionRequest, ModelProvider, ToolCallRequest } from './provider.js';
+
+/** One scripted assistant answer: text, tool calls, or both (text streams first). */
+export const FakeStep = z
+  .strictObject({
+    content: z.string().optional(),
+    tool_calls: z
+      .array(
+        z.strictObject({
+          name: z.string().min(1, 'a tool call needs a name'),
+          arguments: z.record(z.string(), z.unknown()).default({}),
+        }),
+      )
+      .optional(),
+  })
+  .refine((step) => step.content !== undefined || step.tool_calls !== undefined, {
+    message: 'a step needs content, tool_calls or both',
+  });
+export type FakeStep = z.input<typeof FakeStep>;
+
+/** A fake script: the assistant answers, in order. */
+export const FakeScript = z.array(FakeStep);
+
+export interface FakeProviderOptions {
+  /** The answers to play, in order. Absent or exhausted: the fake echoes the last user message. */
+  readonly script?: readonly FakeStep[] | undefined;
+  /** Defaults to `fake-1`. */
+  readonly model?: string | undefined;
+}
+
+/**
+ * A deterministic provider for tests, demos and offline runs. Which step it plays is derived from the
+ * request alone: step `n` answers a transcript holding `n` assistant messages. So the same messages always
+ * get the same answer, in a fresh process too (recovery continues where the conversation is).
+ * Past the end of the script it answers `[fake] <last user message>`.
+ *
+ * Tool call ids are `call_<step>_<i>`; usage counts one token per 4 characters, rounded up.
+ *
+ * @example
+ * ```ts
+ * const provider = createFakeProvider({ script: [{ tool_calls: [{ name: 'ls', arguments: {} }] }, { content: 'done' }] });
+ * ```
+ */
+export function createFakeProvider(options: FakeProviderOptions = {}): ModelProvider {
+  const parsed = FakeScript.safeParse(options.script ?? []);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new FakeScriptError('(inline script)', issue?.path ?? [], issue?.message ?? 'invalid');
+  }
+  const script = parsed.data;
+  const model = options.model ?? 'fake-1';
+  return {
+    name: 'fake',
+    model,
+    complete: (request) => play(script, request),
+  };
+}
+
+type Step = z.output<typeof FakeStep>;
+
+async function* play(script: readonly Step[], request: CompletionRequest): AsyncGenerator<CompletionChunk> {
+  const { signal } = request;
+  const checkSignal = (): void => {
+    if (signal?.aborted) throw cancelledError('fake', signal.reason);
+  };
+  checkSignal();
+  const stepIndex = request.messages.filter((m) => m.role === 'assistant').length;
+  const step: Step = script[stepIndex] ?? { content: `[fake] ${lastUserText(request.messages)}` };
+
+  const content = step.content ?? '';
+  for (const piece of splitWords(content)) {
+    checkSignal();
+    yield { type: 'text', text: piece };
+  }
+  const calls: ToolCallRequest[] = (step.tool_calls ?? []).map((call, i) => ({
+    id: `call_${stepIndex}_${i}`,
+    name: call.name,
+    arguments: call.arguments,
+  }));
+  for (const call of calls) {
+    checkSignal();
+    yield { type: 'tool_call', call };
+  }
+  checkSignal();
+  const outputChars = content.length + calls.reduce((n, c) => n + c.name.length + argChars(c.arguments), 0);
+  yield {
+    type: 'done',
+    usage: { inputTokens: tokens(inputChars(request)), outputTokens: tokens(outputChars) },
+    finishReason: calls.length > 0 ? 'tool_calls' : 'stop',
+  };
+}
+
+function lastUserText(messages: readonly ChatMessage[]): string {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const message = messages[i];
+    if (message?.role === 'user') return message.content;
+  }
+  return '';
+}
+
+/** Splits before every word that follows whitespace, so the pieces concatenate to the text. */
+function splitWords(text: string): string[] {
+  return text === '' ? [] : text.split(/(?<=\s)(?=\S)/);
+}
+
+function inputChars(request: CompletionRequest): number {
+  let n = 0;
+  for (const message of request.messages) {
+    n += message.content.length;
+    if (message.role === 'assistant') {
+      for (const call of message.toolCalls ?? []) n += call.name.length + argChars(call.arguments);
+    }
+  }
+  for (const tool of request.tools) n += tool.name.length + tool.description.length;
+  return n;
+}
+
+function argChars(args: unknown): number {
+  return (JSON.stringify(args) ?? '').length;
+}
+
+function tokens(chars: number): number {
+  return Math.ceil(chars / 4);
+}

@@ -1,0 +1,54 @@
+/** One message of the model context, in the shape every provider adapter translates from. */
+export type ChatMessage =
+  | { readonly role: 'system' | 'user'; readonly content: string }
+  | { readonly role: 'assistant'; readonly content: string; readonly toolCalls?: readonly ToolCallRequest[] }
+  | { readonly role: 'tool'; readonly toolCallId: string; readonly name: string; readonly content: string };
+
+/** A tool call the model asked for. `id` is the provider's call id, echoed back on the tool message. */
+export interface ToolCallRequest {
+  readonly id: string;
+  readonly name: string;
+  /** Parsed JSON arguments (an object for every well-behaved model). */
+  readonly arguments: unknown;
+}
+
+/** A tool as the model sees it: name, description and the JSON Schema of its input. */
+export interface ToolSpec {
+  readonly name: string;
+  readonly description: string;
+  readonly parameters: Record<string, unknown>;
+}
+
+export interface Usage {
+  readonly inputTokens: number;
+  readonly outputTokens: number;
+}
+
+/** Streamed pieces of one completion, in order; `done` is always last on success. */
+export type CompletionChunk =
+  | { readonly type: 'text'; readonly text: string }
+  | { readonly type: 'tool_call'; readonly call: ToolCallRequest }
+  | { readonly type: 'done'; readonly usage: Usage; readonly finishReason: string };
+
+export interface CompletionRequest {
+  readonly messages: readonly ChatMessage[];
+  readonly tools: readonly ToolSpec[];
+  /** Aborting stops the request; the stream then throws a ProviderError with code `provider_cancelled`. */
+  readonly signal?: AbortSignal;
+}
+
+/** The port between the turn engine and a model. Adapters must not retry a request once it streamed content. */
+export interface ModelProvider {
+  /** e.g. `fake` or `openai`. */
+  readonly name: string;
+  readonly model: string;
+  complete(request: CompletionRequest): AsyncIterable<CompletionChunk>;
+}
+
+/** A whole completion, gathered from the stream. */
+export interface Completion {
+  readonly content: string;
+  readonly toolCalls: readonly ToolCallRequest[];
+  readonly usage: Usage;
+  readonly finishReason: string;
+}

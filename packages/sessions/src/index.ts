@@ -1,0 +1,10 @@
+export { RunNotResumableError, SessionBusyError, StaleRunLeaseError } from './errors.js';
+export { isLiveRun, LIVE_RUN_STATES, loadRun, type RunAggregate } from './run-aggregate.js';
+export { type RunLease, RunRuntime, type RunRuntimeOptions } from './run-runtime.js';
+export {
+  CreateSessionSpec,
+  type MessageSpec,
+  SessionRuntime,
+  type SessionRuntimeOptions,
+} from './session-runtime.js';
+export { TurnAdmission } from './turn-admission.js';

@@ -1,0 +1,213 @@
+import {
+  type BusyMode,
+  ChannelBinding,
+  type EventMeta,
+  type IdGenerator,
+  IdPrefix,
+  type MessageVisibility,
+  type NewEvent,
+  SessionMode,
+} from '@demiurge/contracts';
+import { commandLoop, NotFoundError, parseSpec } from '@demiurge/control-plane';
+import type { AppendOptions, AppendStream, EventStore } from '@demiurge/event-store';
+import { checkEvents, type SessionEventType, sessionLifecycle } from '@demiurge/lifecycle';
+import {
+  bindingKey,
+  SessionCollections,
+  type SessionView,
+  sessionsProjector,
+  type TranscriptEntry,
+  transcriptKey,
+} from '@demiurge/projector-sessions';
+import { z } from 'zod';
+
+export const CreateSessionSpec = z.object({
+  title: z.string().min(1),
+  coreId: z.string().min(1),
+  binding: ChannelBinding.optional(),
+  mode: SessionMode.optional(),
+});
+export type CreateSessionSpec = z.input<typeof CreateSessionSpec>;
+
+export interface MessageSpec {
+  readonly sessionId: string;
+  readonly role: 'user' | 'assistant' | 'system' | 'tool';
+  readonly text: string;
+  readonly visibility?: MessageVisibility;
+  readonly turnId?: string;
+  readonly messageId?: string;
+}
+
+export interface SessionRuntimeOptions {
+  readonly store: EventStore;
+  readonly ids: IdGenerator;
+  readonly meta?: Partial<EventMeta>;
+}
+
+const SESSION = sessionLifecycle.streamType;
+
+/**
+ * Sessions: the continuity boundary of a conversation (seed 000). Creation, title, archive, the plan-mode
+ * overlay and busy mode, unique channel bindings and messages with their history policy. Decisions read
+ * the session's read model (kept in the same commit as its events) and append at its stream version.
+ *
+ * @example
+ * const sessions = new SessionRuntime({ store, ids });
+ * const { sessionId } = await sessions.resolve({ coreId: 'default', channel: 'cli', conversationKey: 'me' });
+ * await sessions.recordMessage({ sessionId, role: 'user', text: 'hi' });
+ */
+export class SessionRuntime {
+  constructor(private readonly options: SessionRuntimeOptions) {}
+
+  async create(spec: CreateSessionSpec): Promise<SessionView> {
+    const parsed = parseSpec('session spec', CreateSessionSpec, spec);
+    if (parsed.binding) return (await this.resolve(parsed.binding, { title: parsed.title })).session;
+    const sessionId = this.options.ids.next(IdPrefix.session);
+    await this.options.store.append(this.createStream(sessionId, parsed), this.appendOptions(sessionId));
+    return this.get(sessionId);
+  }
+
+  /**
+   * The one session bound to (core, channel, conversation key), created on first use. Concurrent
+   * callers in any process get the same session (the binding is the append's idempotency key).
+   */
+  async resolve(
+    binding: ChannelBinding,
+    options: { title?: string; mode?: SessionMode } = {},
+  ): Promise<{ session: SessionView; created: boolean }> {
+    const parsed = parseSpec('channel binding', ChannelBinding, binding);
+    const existing = await this.reader().get<string>(SessionCollections.bindings, bindingKey(parsed));
+    if (existing) return { session: await this.get(existing), created: false };
+    const sessionId = this.options.ids.next(IdPrefix.session);
+    const title = options.title ?? `${parsed.channel} ${parsed.conversationKey}`;
+    const result = await this.options.store.append(
+      this.createStream(sessionId, { title, coreId: parsed.coreId, binding: parsed, mode: options.mode }),
+      { ...this.appendOptions(sessionId), idempotencyKey: `session.binding:${bindingKey(parsed)}` },
+    );
+    const recorded = (result.events[0]!.data as { sessionId: string }).sessionId;
+    return { session: await this.get(recorded), created: !result.replayed };
+  }
+
+  update(sessionId: string, title: string): Promise<SessionView> {
+    return this.command(sessionId, () => [{ type: 'session.updated', data: { sessionId, title } }]);
+  }
+
+  /** Archives the session; repeating it is a no-op. */
+  archive(sessionId: string, reason: string): Promise<SessionView> {
+    return this.command(sessionId, () => [{ type: 'session.archived', data: { sessionId, reason } }]);
+  }
+
+  /** Switches the plan-mode overlay; setting the current mode appends nothing. */
+  async setMode(sessionId: string, mode: SessionMode): Promise<SessionView> {
+    const parsed = parseSpec('session mode', SessionMode, mode);
+    return this.command(sessionId, (s) =>
+      s.mode === parsed ? [] : [{ type: 'session.mode_changed', data: { sessionId, mode: parsed, previous: s.mode } }],
+    );
+  }
+
+  setBusyMode(sessionId: string, busyMode: BusyMode): Promise<SessionView> {
+    return this.command(sessionId, (s) =>
+      s.busyMode === busyMode ? [] : [{ type: 'session.busy_mode_changed', data: { sessionId, busyMode } }],
+    );
+  }
+
+  /** Records a message; `transient` messages are shown once and never kept in history. */
+  async recordMessage(spec: MessageSpec, also: readonly AppendStream[] = []): Promise<string> {
+    const messageId = spec.messageId ?? this.options.ids.next(IdPrefix.message);
+    await this.command(spec.sessionId, () => [this.messageEvent({ ...spec, messageId })], also);
+    return messageId;
+  }
+
+  /** The events of a message, for callers that append it together with other streams. */
+  messageEvent(spec: MessageSpec & { messageId: string }): NewEvent<SessionEventType> {
+    return {
+      type: 'message.recorded',
+      data: {
+        messageId: spec.messageId,
+        sessionId: spec.sessionId,
+        role: spec.role,
+        text: spec.text,
+        visibility: spec.visibility ?? 'persist',
+        ...(spec.turnId ? { turnId: spec.turnId } : {}),
+      },
+    };
+  }
+
+  /**
+   * A session-stream append checked by the session machine against the current read model:
+   * an archived session takes no messages. `events` may be empty (nothing to append).
+   */
+  async sessionStream(sessionId: string, events: NewEvent<SessionEventType>[]): Promise<AppendStream> {
+    const session = await this.get(sessionId);
+    return {
+      streamType: SESSION,
+      streamId: sessionId,
+      expectedVersion: session.version,
+      events: checkEvents(sessionLifecycle, session.status, events, sessionId),
+    };
+  }
+
+  async get(sessionId: string): Promise<SessionView> {
+    const view = await this.reader().get<SessionView>(SessionCollections.sessions, sessionId);
+    if (!view) throw new NotFoundError('session', sessionId);
+    return view;
+  }
+
+  async list(options: { includeArchived?: boolean } = {}): Promise<SessionView[]> {
+    const all = await this.reader().list<SessionView>(SessionCollections.sessions);
+    return options.includeArchived ? all : all.filter((s) => s.status === 'active');
+  }
+
+  /**
+   * The session's kept messages in order. `forModel` applies the history policy: `model_hidden`
+   * messages are for people only and are left out (transient ones are never kept).
+   */
+  async history(sessionId: string, options: { forModel?: boolean; limit?: number } = {}): Promise<TranscriptEntry[]> {
+    await this.get(sessionId);
+    const entries = await this.reader().list<TranscriptEntry>(SessionCollections.messages, {
+      prefix: transcriptKey(sessionId, ''),
+    });
+    const kept = options.forModel ? entries.filter((e) => e.visibility === 'persist') : entries;
+    return options.limit === undefined ? kept : kept.slice(-options.limit);
+  }
+
+  private createStream(
+    sessionId: string,
+    spec: { title: string; coreId: string; binding?: ChannelBinding | undefined; mode?: SessionMode | undefined },
+  ): AppendStream {
+    const events: NewEvent<SessionEventType>[] = [
+      {
+        type: 'session.created',
+        data: { sessionId, title: spec.title, coreId: spec.coreId, ...(spec.binding ? { binding: spec.binding } : {}) },
+      },
+    ];
+    if (spec.mode === 'plan') {
+      events.push({ type: 'session.mode_changed', data: { sessionId, mode: 'plan', previous: 'default' } });
+    }
+    return { streamType: SESSION, streamId: sessionId, expectedVersion: 'no_stream', events };
+  }
+
+  private command(
+    sessionId: string,
+    decide: (session: SessionView) => NewEvent<SessionEventType>[],
+    also: readonly AppendStream[] = [],
+  ): Promise<SessionView> {
+    return commandLoop(this.options.store, async () => {
+      const session = await this.get(sessionId);
+      const stream = await this.sessionStream(sessionId, decide(session));
+      return {
+        streams: stream.events.length > 0 ? [stream, ...also] : [],
+        result: undefined,
+        options: this.appendOptions(sessionId),
+      };
+    }).then(() => this.get(sessionId));
+  }
+
+  private appendOptions(sessionId: string): AppendOptions {
+    return { meta: { actor: { kind: 'system', id: 'sessions' }, sessionId, ...this.options.meta } };
+  }
+
+  private reader() {
+    return this.options.store.projection(sessionsProjector.name);
+  }
+}

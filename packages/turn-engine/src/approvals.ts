@@ -1,0 +1,173 @@
+import type { NewEvent } from '@demiurge/contracts';
+import { type Actor, type Clock, type EventMeta, type IdGenerator, IdPrefix } from '@demiurge/contracts';
+import { commandLoop, loadAggregate, NotFoundError, streamAppend } from '@demiurge/control-plane';
+import type { AppendStream, EventStore } from '@demiurge/event-store';
+import { type ApprovalEventType, approvalLifecycle, checkEvents } from '@demiurge/lifecycle';
+import {
+  type ApprovalEntry,
+  type ApprovalView,
+  RunsCollections,
+  runsProjector,
+  sessionPrefix,
+} from '@demiurge/projector-runs';
+import { normalizeArguments } from './policy.js';
+
+export interface ApprovalRequestSpec {
+  readonly sessionId: string;
+  readonly runId?: string;
+  readonly toolCallId?: string;
+  readonly tool: string;
+  readonly arguments: unknown;
+  readonly reason: string;
+  readonly expiresAt?: string;
+}
+
+const APPROVAL = approvalLifecycle.streamType;
+
+/**
+ * Approvals for exactly one tool call shape: (session, tool, normalized arguments), single use, until
+ * `expiresAt`. Requested by the engine (the run waits) or granted ahead of time by an operator.
+ */
+export class ApprovalRuntime {
+  constructor(
+    private readonly options: { store: EventStore; clock: Clock; ids: IdGenerator; meta?: Partial<EventMeta> },
+  ) {}
+
+  /** The stream that opens an approval, for callers that append it with other streams. */
+  requestStream(spec: ApprovalRequestSpec): { approvalId: string; stream: AppendStream } {
+    const approvalId = this.options.ids.next(IdPrefix.approval);
+    const args = JSON.parse(normalizeArguments(spec.arguments ?? {}));
+    return {
+      approvalId,
+      stream: {
+        streamType: APPROVAL,
+        streamId: approvalId,
+        expectedVersion: 'no_stream',
+        events: [
+          {
+            type: 'approval.requested',
+            data: {
+              approvalId,
+              sessionId: spec.sessionId,
+              action: `tool ${spec.tool}`,
+              reason: spec.reason,
+              tool: spec.tool,
+              arguments: args,
+              ...(spec.toolCallId ? { toolCallId: spec.toolCallId } : {}),
+              ...(spec.runId ? { runId: spec.runId } : {}),
+              ...(spec.expiresAt ? { expiresAt: spec.expiresAt } : {}),
+            },
+          },
+        ],
+      },
+    };
+  }
+
+  /** An operator approves a call before the model makes it: requested and granted in one commit. */
+  async preApprove(spec: ApprovalRequestSpec & { actor: Actor; note?: string }): Promise<string> {
+    const { approvalId, stream } = this.requestStream(spec);
+    const granted: NewEvent<ApprovalEventType> = {
+      type: 'approval.granted',
+      data: { approvalId, ...(spec.note ? { note: spec.note } : {}) },
+    };
+    await this.options.store.append(
+      { ...stream, events: [...stream.events, granted] },
+      { meta: { actor: spec.actor, sessionId: spec.sessionId, ...this.options.meta } },
+    );
+    return approvalId;
+  }
+
+  grant(approvalId: string, actor: Actor, note?: string): Promise<void> {
+    return this.decide(approvalId, actor, () => [
+      { type: 'approval.granted', data: { approvalId, ...(note ? { note } : {}) } },
+    ]);
+  }
+
+  deny(approvalId: string, actor: Actor, note?: string): Promise<void> {
+    return this.decide(approvalId, actor, () => [
+      { type: 'approval.denied', data: { approvalId, ...(note ? { note } : {}) } },
+    ]);
+  }
+
+  expire(approvalId: string): Promise<void> {
+    return this.decide(approvalId, { kind: 'system', id: 'approvals' }, (state) =>
+      state === 'requested' || state === 'granted' ? [{ type: 'approval.expired', data: { approvalId } }] : [],
+    );
+  }
+
+  async get(approvalId: string): Promise<ApprovalView> {
+    const view = await this.reader().get<ApprovalView>(RunsCollections.approvals, approvalId);
+    if (!view) throw new NotFoundError('approval', approvalId);
+    return view;
+  }
+
+  /** Open (requested or granted) approvals, optionally of one session. */
+  async listOpen(sessionId?: string): Promise<ApprovalView[]> {
+    const open = await this.reader().list<ApprovalEntry & { approvalId: string }>(RunsCollections.openApprovals);
+    const views = await Promise.all(open.map((e) => this.get(e.approvalId)));
+    return sessionId ? views.filter((v) => v.sessionId === sessionId) : views;
+  }
+
+  /** Approvals of a session, every status (history). */
+  async listForSession(sessionId: string): Promise<ApprovalView[]> {
+    const entries = await this.reader().list<{ approvalId: string }>(RunsCollections.approvalsBySession, {
+      prefix: sessionPrefix(sessionId),
+    });
+    return Promise.all(entries.map((e) => this.get(e.approvalId)));
+  }
+
+  /**
+   * A granted, unexpired, unused approval for exactly this call (session, tool, normalized arguments).
+   * Approvals found expired on the way are recorded as expired.
+   */
+  async findUsable(sessionId: string, tool: string, args: unknown): Promise<ApprovalView | undefined> {
+    const wanted = normalizeArguments(args ?? {});
+    const now = new Date(this.options.clock.now()).toISOString();
+    for (const view of await this.listOpen(sessionId)) {
+      if (view.status !== 'granted' || view.tool !== tool || normalizeArguments(view.arguments ?? {}) !== wanted)
+        continue;
+      if (view.expiresAt && view.expiresAt <= now) {
+        await this.expire(view.approvalId);
+        continue;
+      }
+      return view;
+    }
+    return undefined;
+  }
+
+  /** The approval's part of the commit that starts the approved call: `approval.consumed`. */
+  async consumeStream(approvalId: string, toolCallId: string): Promise<AppendStream> {
+    const loaded = await loadAggregate(this.options.store, approvalLifecycle, approvalId);
+    return streamAppend(
+      APPROVAL,
+      loaded,
+      checkEvents(
+        approvalLifecycle,
+        loaded.state,
+        [{ type: 'approval.consumed', data: { approvalId, toolCallId } }],
+        approvalId,
+      ),
+    );
+  }
+
+  private decide(
+    approvalId: string,
+    actor: Actor,
+    events: (state: string) => NewEvent<ApprovalEventType>[],
+  ): Promise<void> {
+    return commandLoop(this.options.store, async () => {
+      const loaded = await loadAggregate(this.options.store, approvalLifecycle, approvalId);
+      if (loaded.state === 'none') throw new NotFoundError('approval', approvalId);
+      const checked = checkEvents(approvalLifecycle, loaded.state, events(loaded.state), approvalId);
+      return {
+        streams: checked.length > 0 ? [streamAppend(APPROVAL, loaded, checked)] : [],
+        result: undefined,
+        options: { meta: { actor, ...this.options.meta } },
+      };
+    });
+  }
+
+  private reader() {
+    return this.options.store.projection(runsProjector.name);
+  }
+}

@@ -1,0 +1,666 @@
+import {
+  type Clock,
+  DemiurgeError,
+  ErrorCode,
+  type IdGenerator,
+  IdPrefix,
+  type NewEvent,
+  type RecordedEvent,
+} from '@demiurge/contracts';
+import { streamAppend } from '@demiurge/control-plane';
+import type { AppendStream, EventStore } from '@demiurge/event-store';
+import {
+  checkEvents,
+  type ToolCallEventType,
+  type TurnEventType,
+  toolCallLifecycle,
+  turnLifecycle,
+} from '@demiurge/lifecycle';
+import { RunsCollections, type RunView, runsProjector } from '@demiurge/projector-runs';
+import { type ChatMessage, collectCompletion, type ModelProvider } from '@demiurge/providers';
+import type { RunLease, RunRuntime, SessionRuntime, TurnAdmission } from '@demiurge/sessions';
+import type { ApprovalRuntime } from './approvals.js';
+import { planModeDecision } from './policy.js';
+import type { ToolRegistry } from './registry.js';
+import type { EffectClass } from './tool.js';
+import { loadTurn, type ToolCallRecord, type TurnRecord, toolResultText } from './turn-state.js';
+
+export interface TurnEngineOptions {
+  readonly store: EventStore;
+  readonly clock: Clock;
+  readonly ids: IdGenerator;
+  readonly sessions: SessionRuntime;
+  readonly runs: RunRuntime;
+  readonly admission: TurnAdmission;
+  readonly approvals: ApprovalRuntime;
+  readonly provider: ModelProvider;
+  readonly tools: ToolRegistry;
+  /** The real path of the root file and shell tools are confined to. */
+  readonly workspaceRoot: string;
+  /** Model rounds per turn. Default 90. */
+  readonly stepBudget?: number;
+  /** The core's instructions, sent first as a system message. */
+  readonly instructions?: string;
+  /**
+   * In plan mode, a mutating call without an approval is `deny` (denied at once, the default) or `ask`
+   * (an approval is requested, the run waits for an operator's answer until `approvalTtlMs`).
+   */
+  readonly onPlanModeWrite?: 'deny' | 'ask';
+  readonly approvalTtlMs?: number;
+}
+
+export interface TurnInput {
+  readonly sessionId: string;
+  readonly text: string;
+}
+
+export interface TurnOutcome {
+  readonly turnId: string;
+  readonly runId: string;
+  /** `paused` and `waiting` leave the run resumable; the others are final. */
+  readonly status: 'completed' | 'failed' | 'cancelled' | 'paused' | 'waiting';
+  /** The assistant's answer (or the budget/failure message). */
+  readonly text: string;
+  readonly error?: { readonly code: string; readonly message: string };
+  readonly steps: number;
+}
+
+/** The turn was stopped because its run is being cancelled. */
+class RunCancelling extends Error {}
+
+const TURN = turnLifecycle.streamType;
+const TOOL_CALL = toolCallLifecycle.streamType;
+const iso = (ms: number) => new Date(ms).toISOString();
+
+/**
+ * The foreground provider/tool loop for one turn (seed 003 TurnEngine). Every fact is an event committed
+ * before anything acts on it: the user input with the turn and run, each model round whole
+ * (`turn.model_responded`, with its tool calls requested and a run checkpoint), each tool call started
+ * before it runs and settled after. {@link resume} rebuilds a turn from the log alone, so a new owner
+ * continues where the log says: a recorded model round is never requested again, a started call
+ * without an outcome becomes `unknown` and is never re-run.
+ */
+export class TurnEngine {
+  readonly stepBudget: number;
+  private readonly live = new Map<string, AbortController>();
+
+  constructor(private readonly options: TurnEngineOptions) {
+    this.stepBudget = options.stepBudget ?? 90;
+  }
+
+  /** Admits a user input (one turn at a time per session) and runs its turn to an outcome. */
+  async runTurn(input: TurnInput): Promise<TurnOutcome> {
+    const session = await this.options.sessions.get(input.sessionId);
+    const interrupt =
+      session.busyMode === 'interrupt'
+        ? async () => {
+            for (const [runId, ctrl] of this.live) {
+              const run = await this.options.runs.load(runId);
+              if (run.sessionId === input.sessionId) {
+                await this.options.runs.requestCancel(runId, 'interrupted by a new input');
+                ctrl.abort();
+              }
+            }
+          }
+        : undefined;
+    return this.options.admission.run(input.sessionId, () => this.start(input), interrupt);
+  }
+
+  /**
+   * Continues a run from the log (after a restart, a lease expiry, a pause or an approval): claims
+   * ownership when this host does not hold it, then drives the run's current turn.
+   */
+  async resume(runId: string, lease?: RunLease): Promise<TurnOutcome> {
+    const owned = lease ?? (await this.options.runs.claimOwnership(runId));
+    const run = await this.options.runs.get(runId);
+    const turnId = await this.currentTurnId(runId);
+    if (!run.sessionId || !turnId) throw new Error(`run ${runId} has no turn to resume`);
+    return this.options.admission.run(run.sessionId, () => this.drive(owned, turnId));
+  }
+
+  /** Requests cancellation; the owner (this process or another) settles and ends the run. */
+  async cancel(runId: string, reason: string): Promise<void> {
+    await this.options.runs.requestCancel(runId, reason);
+    this.live.get(runId)?.abort();
+  }
+
+  /** Pauses at the next step boundary; {@link resume} continues it. */
+  async pause(runId: string, reason: string): Promise<void> {
+    await this.options.runs.pause(runId, reason);
+  }
+
+  private async start(input: TurnInput): Promise<TurnOutcome> {
+    const { ids, runs, sessions } = this.options;
+    const turnId = ids.next(IdPrefix.turn);
+    const messageId = ids.next(IdPrefix.message);
+    const { runId, lease, stream: runStream } = runs.startStream(input.sessionId);
+    const sessionStream = await sessions.sessionStream(input.sessionId, [
+      sessions.messageEvent({ sessionId: input.sessionId, role: 'user', text: input.text, turnId, messageId }),
+    ]);
+    await this.options.store.append(
+      [
+        sessionStream,
+        runStream,
+        {
+          streamType: TURN,
+          streamId: turnId,
+          expectedVersion: 'no_stream',
+          events: [
+            { type: 'turn.started', data: { turnId, sessionId: input.sessionId, runId, inputMessageId: messageId } },
+          ],
+        },
+      ],
+      { meta: { actor: { kind: 'user', id: input.sessionId }, sessionId: input.sessionId, runId, turnId } },
+    );
+    return this.drive(lease, turnId);
+  }
+
+  /** The loop: settle what the log says is pending, then ask the model, until the turn ends. */
+  private async drive(lease: RunLease, turnId: string): Promise<TurnOutcome> {
+    const runId = lease.runId;
+    const ctrl = new AbortController();
+    this.live.set(runId, ctrl);
+    const watch = this.options.store.events$.subscribe((event: RecordedEvent) => {
+      if (event.streamId === runId && (event.type === 'run.cancel_requested' || event.type === 'run.paused'))
+        ctrl.abort();
+    });
+    let current = lease;
+    const beat = setInterval(
+      () => {
+        this.options.runs.heartbeat(current).then(
+          (next) => {
+            current = next;
+          },
+          () => ctrl.abort(),
+        );
+      },
+      Math.max(1000, this.options.runs.leaseMs / 3),
+    );
+    beat.unref?.();
+    try {
+      for (;;) {
+        const run = await this.options.runs.load(runId);
+        const turn = await loadTurn(this.options.store, turnId);
+        if (turn.state !== 'running') return this.outcomeOf(turn, runId);
+        if (run.state === 'cancelling') return await this.settleCancel(current, turn, run.reason ?? 'cancelled');
+        if (run.state === 'paused') return this.stopped(turn, runId, 'paused');
+        const last = turn.steps.at(-1);
+        const pending = last?.calls.filter((c) => c.state === 'requested' || c.state === 'started') ?? [];
+        // A waiting run with a requested call is waiting for that call's approval: settleCall waits on it.
+        if ((run.state === 'waiting' && pending.length === 0) || run.state === 'blocked') {
+          return this.stopped(turn, runId, 'waiting');
+        }
+        if (pending.length > 0) {
+          for (const call of pending) await this.settleCall(current, turn, last!.stepId, call, ctrl.signal);
+          continue;
+        }
+        if (last && last.calls.length === 0) return await this.finish(current, turn, last.content);
+        if (turn.steps.length >= this.stepBudget) return await this.budgetExhausted(current, turn);
+        await this.modelRound(current, turn, ctrl.signal);
+      }
+    } catch (err) {
+      if (err instanceof RunCancelling || ctrl.signal.aborted) {
+        const run = await this.options.runs.load(runId);
+        const turn = await loadTurn(this.options.store, turnId);
+        if (run.state === 'cancelling') return await this.settleCancel(current, turn, run.reason ?? 'cancelled');
+        if (run.state === 'paused') return this.stopped(turn, runId, 'paused');
+      }
+      if (err instanceof DemiurgeError && err.code.startsWith('provider_')) {
+        return await this.fail(current, turnId, { code: err.code, message: err.message });
+      }
+      throw err;
+    } finally {
+      clearInterval(beat);
+      watch.unsubscribe();
+      this.live.delete(runId);
+    }
+  }
+
+  /** One model round: ask the provider, then record the whole response with its requested tool calls. */
+  private async modelRound(lease: RunLease, turn: TurnRecord, signal: AbortSignal): Promise<void> {
+    const { provider, tools, ids } = this.options;
+    const messages = await this.transcript(turn);
+    const completion = await collectCompletion(provider.complete({ messages, tools: tools.specs(), signal }));
+    const stepId = `s${turn.steps.length + 1}`;
+    const calls = completion.toolCalls.map((c) => ({
+      callId: c.id,
+      toolCallId: ids.next(IdPrefix.toolCall),
+      name: c.name,
+      arguments: (c.arguments ?? {}) as never,
+    }));
+    const turnEvent: NewEvent<TurnEventType> = {
+      type: 'turn.model_responded',
+      data: {
+        turnId: turn.streamId,
+        runId: lease.runId,
+        stepId,
+        provider: provider.name,
+        model: provider.model,
+        content: completion.content,
+        toolCalls: calls,
+        usage: completion.usage,
+      },
+    };
+    const callStreams: AppendStream[] = calls.map((c) => {
+      const tool = tools.get(c.name);
+      return {
+        streamType: TOOL_CALL,
+        streamId: c.toolCallId,
+        expectedVersion: 'no_stream',
+        events: [
+          {
+            type: 'tool_call.requested',
+            data: {
+              toolCallId: c.toolCallId,
+              sessionId: turn.sessionId!,
+              turnId: turn.streamId,
+              stepId,
+              tool: c.name,
+              idempotent: tool?.idempotent ?? false,
+              runId: lease.runId,
+              arguments: c.arguments,
+              ...(tool ? { effect: tool.effect } : {}),
+            },
+          },
+        ],
+      };
+    });
+    await this.options.runs.ownedAppend(lease, (run) => {
+      if (run.state === 'cancelling') throw new RunCancelling();
+      return {
+        run: [
+          {
+            type: 'run.checkpointed',
+            data: { runId: lease.runId, checkpointId: `${turn.streamId}/${stepId}`, stage: 'model_round' },
+          },
+        ],
+        also: [
+          streamAppend(TURN, turn, checkEvents(turnLifecycle, turn.state, [turnEvent], turn.streamId)),
+          ...callStreams,
+        ],
+      };
+    });
+  }
+
+  /** Takes one tool call from where its record is to an outcome. */
+  private async settleCall(
+    lease: RunLease,
+    turn: TurnRecord,
+    stepId: string,
+    call: ToolCallRecord,
+    signal: AbortSignal,
+  ): Promise<void> {
+    if (call.state === 'started') {
+      // Started by an owner that is gone, no outcome recorded: it may have taken effect. Never re-run it.
+      await this.toolEvents(lease, call, [
+        {
+          type: 'tool_call.unknown',
+          data: { toolCallId: call.streamId, reason: 'the host stopped while the call ran' },
+        },
+      ]);
+      return;
+    }
+    const { tools, sessions, approvals } = this.options;
+    const tool = tools.get(call.name);
+    const fail = (code: string, message: string) =>
+      this.toolEvents(lease, call, [
+        { type: 'tool_call.started', data: { toolCallId: call.streamId } },
+        { type: 'tool_call.failed', data: { toolCallId: call.streamId, error: { code, message } } },
+      ]);
+    if (!tool) return fail(ErrorCode.ToolFailed, `no tool named ${call.name}; tools: ${tools.names().join(', ')}`);
+    const parsed = tool.input.safeParse(call.arguments);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0];
+      return fail(
+        ErrorCode.ToolFailed,
+        `invalid ${call.name} arguments at ${issue?.path.join('.') || '(root)'}: ${issue?.message}`,
+      );
+    }
+    const effect: EffectClass = tool.effectOf?.(parsed.data) ?? tool.effect;
+    const session = await sessions.get(turn.sessionId!);
+    const decision = planModeDecision(session.mode, call.name, effect);
+    const also: AppendStream[] = [];
+    if (!decision.allowed) {
+      const approval = await approvals.findUsable(turn.sessionId!, call.name, call.arguments);
+      if (approval) {
+        also.push(await approvals.consumeStream(approval.approvalId, call.streamId));
+      } else if (this.options.onPlanModeWrite === 'ask') {
+        const answered = await this.askApproval(lease, turn, call, decision.reason, signal);
+        if (!answered) return;
+        also.push(await approvals.consumeStream(answered, call.streamId));
+      } else {
+        await this.toolEvents(lease, call, [
+          {
+            type: 'tool_call.denied',
+            data: { toolCallId: call.streamId, policy: decision.policy, reason: decision.reason },
+          },
+        ]);
+        return;
+      }
+    }
+    await this.toolEvents(
+      lease,
+      call,
+      [{ type: 'tool_call.started', data: { toolCallId: call.streamId } }],
+      also,
+      'tool_started',
+    );
+    const started = await loadTurn(this.options.store, turn.streamId);
+    const record = started.steps.find((s) => s.stepId === stepId)!.calls.find((c) => c.streamId === call.streamId)!;
+    let events: NewEvent<ToolCallEventType>[];
+    try {
+      const result = await tool.run(parsed.data, {
+        workspaceRoot: this.options.workspaceRoot,
+        signal,
+        sessionId: turn.sessionId!,
+        turnId: turn.streamId,
+        runId: lease.runId,
+        toolCallId: call.streamId,
+      });
+      events = [{ type: 'tool_call.succeeded', data: { toolCallId: call.streamId, output: result.output } }];
+    } catch (err) {
+      events = signal.aborted
+        ? [
+            {
+              type: 'tool_call.cancelled',
+              data: { toolCallId: call.streamId, reason: 'the run was cancelled while the call ran' },
+            },
+          ]
+        : [
+            {
+              type: 'tool_call.failed',
+              data: {
+                toolCallId: call.streamId,
+                error: {
+                  code: err instanceof DemiurgeError ? err.code : ErrorCode.ToolFailed,
+                  message: (err as Error).message || String(err),
+                },
+              },
+            },
+          ];
+    }
+    // The outcome is recorded even when the run is cancelling: settling in-flight calls is the cancel contract.
+    await this.toolEvents(lease, record, events, [], 'tool_result', true);
+  }
+
+  /** Requests an approval and waits for the answer; the approval id when granted, undefined when denied. */
+  private async askApproval(
+    lease: RunLease,
+    turn: TurnRecord,
+    call: ToolCallRecord,
+    reason: string,
+    signal: AbortSignal,
+  ): Promise<string | undefined> {
+    const { approvals, clock } = this.options;
+    const ttl = this.options.approvalTtlMs ?? 15 * 60_000;
+    // After a restart the approval may already exist (the run is waiting on it): wait on that one.
+    const existing = (await approvals.listForSession(turn.sessionId!)).find((a) => a.toolCallId === call.streamId);
+    let approvalId: string;
+    let waitMs = ttl;
+    if (existing) {
+      approvalId = existing.approvalId;
+      if (existing.expiresAt) waitMs = Math.max(0, Date.parse(existing.expiresAt) - clock.now());
+    } else {
+      const request = approvals.requestStream({
+        sessionId: turn.sessionId!,
+        runId: lease.runId,
+        toolCallId: call.streamId,
+        tool: call.name,
+        arguments: call.arguments,
+        reason,
+        expiresAt: iso(clock.now() + ttl),
+      });
+      approvalId = request.approvalId;
+      await this.options.runs.ownedAppend(lease, () => ({
+        run: [{ type: 'run.waiting', data: { runId: lease.runId, reason: `approval ${approvalId} for ${call.name}` } }],
+        also: [request.stream],
+      }));
+    }
+    const status = await this.waitForApproval(approvalId, waitMs, signal);
+    await this.options.runs.ownedAppend(lease, (run) =>
+      run.state === 'waiting' ? { run: [{ type: 'run.resumed', data: { runId: lease.runId } }] } : { run: [] },
+    );
+    if (status === 'granted') return approvalId;
+    if (status === 'requested') await this.options.approvals.expire(approvalId);
+    await this.toolEvents(lease, call, [
+      {
+        type: 'tool_call.denied',
+        data: {
+          toolCallId: call.streamId,
+          policy: 'plan_mode',
+          reason: `${reason} (approval ${approvalId} was ${status === 'requested' ? 'not answered in time' : status})`,
+        },
+      },
+    ]);
+    return undefined;
+  }
+
+  private async waitForApproval(approvalId: string, ttlMs: number, signal: AbortSignal): Promise<string> {
+    const current = async () =>
+      (await this.options.approvals.get(approvalId).catch(() => undefined))?.status ?? 'requested';
+    return new Promise<string>((resolve, reject) => {
+      const done = (value: string | Error) => {
+        sub.unsubscribe();
+        clearTimeout(timer);
+        signal.removeEventListener('abort', onAbort);
+        if (value instanceof Error) reject(value);
+        else resolve(value);
+      };
+      const onAbort = () => done(new RunCancelling());
+      const sub = this.options.store.events$.subscribe((event: RecordedEvent) => {
+        if (event.streamId !== approvalId) return;
+        if (event.type === 'approval.granted') done('granted');
+        else if (event.type === 'approval.denied') done('denied');
+        else if (event.type === 'approval.expired') done('expired');
+      });
+      const timer = setTimeout(() => done('requested'), ttlMs);
+      signal.addEventListener('abort', onAbort);
+      void current().then((s) => {
+        if (s !== 'requested') done(s);
+      });
+    });
+  }
+
+  /** Appends tool-call events with a run checkpoint, fenced by the run lease. */
+  private async toolEvents(
+    lease: RunLease,
+    call: ToolCallRecord,
+    events: NewEvent<ToolCallEventType>[],
+    also: AppendStream[] = [],
+    stage?: string,
+    evenWhenCancelling = false,
+  ): Promise<void> {
+    await this.options.runs.ownedAppend(lease, (run) => {
+      if (run.state === 'cancelling' && !evenWhenCancelling) throw new RunCancelling();
+      return {
+        run: stage
+          ? [
+              {
+                type: 'run.checkpointed',
+                data: { runId: lease.runId, checkpointId: `${call.streamId}/${stage}`, stage },
+              },
+            ]
+          : [],
+        also: [
+          streamAppend(TOOL_CALL, call, checkEvents(toolCallLifecycle, call.state, events, call.streamId)),
+          ...also,
+        ],
+      };
+    });
+  }
+
+  private async transcript(turn: TurnRecord): Promise<ChatMessage[]> {
+    const messages: ChatMessage[] = [];
+    if (this.options.instructions) messages.push({ role: 'system', content: this.options.instructions });
+    for (const entry of await this.options.sessions.history(turn.sessionId!, { forModel: true })) {
+      if (entry.role === 'user' || entry.role === 'system') messages.push({ role: entry.role, content: entry.text });
+      else if (entry.role === 'assistant') messages.push({ role: 'assistant', content: entry.text });
+    }
+    for (const step of turn.steps) {
+      messages.push({
+        role: 'assistant',
+        content: step.content,
+        toolCalls: step.calls.map((c) => ({ id: c.callId, name: c.name, arguments: c.arguments })),
+      });
+      for (const call of step.calls) {
+        messages.push({ role: 'tool', toolCallId: call.callId, name: call.name, content: toolResultText(call) });
+      }
+    }
+    return messages;
+  }
+
+  /** The last model round asked for no tools: its text is the answer. */
+  private async finish(lease: RunLease, turn: TurnRecord, text: string): Promise<TurnOutcome> {
+    const messageId = this.options.ids.next(IdPrefix.message);
+    const session = await this.options.sessions.sessionStream(turn.sessionId!, [
+      this.options.sessions.messageEvent({
+        sessionId: turn.sessionId!,
+        role: 'assistant',
+        text,
+        turnId: turn.streamId,
+        messageId,
+      }),
+    ]);
+    const usage = turn.steps.reduce(
+      (u, s) => ({
+        inputTokens: u.inputTokens + s.usage.inputTokens,
+        outputTokens: u.outputTokens + s.usage.outputTokens,
+      }),
+      { inputTokens: 0, outputTokens: 0 },
+    );
+    await this.options.runs.ownedAppend(lease, () => ({
+      run: [{ type: 'run.completed', data: { runId: lease.runId } }],
+      also: [
+        session,
+        streamAppend(
+          TURN,
+          turn,
+          checkEvents(turnLifecycle, turn.state, [
+            {
+              type: 'turn.completed',
+              data: { turnId: turn.streamId, sessionId: turn.sessionId!, outputMessageId: messageId, usage },
+            },
+          ]),
+        ),
+      ],
+    }));
+    return { turnId: turn.streamId, runId: lease.runId, status: 'completed', text, steps: turn.steps.length };
+  }
+
+  private async budgetExhausted(lease: RunLease, turn: TurnRecord): Promise<TurnOutcome> {
+    const message =
+      `Stopped: this turn used its whole step budget of ${this.stepBudget} model rounds without a final answer. ` +
+      'Send a new message to continue from here.';
+    const messageId = this.options.ids.next(IdPrefix.message);
+    const session = await this.options.sessions.sessionStream(turn.sessionId!, [
+      this.options.sessions.messageEvent({
+        sessionId: turn.sessionId!,
+        role: 'assistant',
+        text: message,
+        turnId: turn.streamId,
+        messageId,
+      }),
+    ]);
+    const error = { code: ErrorCode.BudgetExhausted, message };
+    await this.options.runs.ownedAppend(lease, () => ({
+      run: [{ type: 'run.failed', data: { runId: lease.runId, error } }],
+      also: [
+        session,
+        streamAppend(
+          TURN,
+          turn,
+          checkEvents(turnLifecycle, turn.state, [
+            { type: 'turn.failed', data: { turnId: turn.streamId, sessionId: turn.sessionId!, error } },
+          ]),
+        ),
+      ],
+    }));
+    return {
+      turnId: turn.streamId,
+      runId: lease.runId,
+      status: 'failed',
+      text: message,
+      error,
+      steps: turn.steps.length,
+    };
+  }
+
+  private async fail(lease: RunLease, turnId: string, error: { code: string; message: string }): Promise<TurnOutcome> {
+    const turn = await loadTurn(this.options.store, turnId);
+    await this.options.runs.ownedAppend(lease, () => ({
+      run: [{ type: 'run.failed', data: { runId: lease.runId, error } }],
+      also: [
+        streamAppend(
+          TURN,
+          turn,
+          checkEvents(turnLifecycle, turn.state, [
+            { type: 'turn.failed', data: { turnId, sessionId: turn.sessionId!, error } },
+          ]),
+        ),
+      ],
+    }));
+    return { turnId, runId: lease.runId, status: 'failed', text: error.message, error, steps: turn.steps.length };
+  }
+
+  /**
+   * The cancel contract: no new dispatch; calls not started are cancelled, a started call with no outcome
+   * (its owner died) is unknown; the run's child tasks are cancelled; the turn and run end with the reason.
+   */
+  private async settleCancel(lease: RunLease, turn: TurnRecord, reason: string): Promise<TurnOutcome> {
+    for (const step of turn.steps) {
+      for (const call of step.calls) {
+        if (call.state === 'requested') {
+          await this.toolEvents(
+            lease,
+            call,
+            [{ type: 'tool_call.cancelled', data: { toolCallId: call.streamId, reason } }],
+            [],
+            undefined,
+            true,
+          );
+        } else if (call.state === 'started' && !this.live.has(lease.runId)) {
+          await this.toolEvents(
+            lease,
+            call,
+            [{ type: 'tool_call.unknown', data: { toolCallId: call.streamId, reason } }],
+            [],
+            undefined,
+            true,
+          );
+        }
+      }
+    }
+    const settled = await loadTurn(this.options.store, turn.streamId);
+    await this.options.runs.finishCancel(lease.runId, { reason, resumable: false }, () => [
+      streamAppend(
+        TURN,
+        settled,
+        checkEvents(turnLifecycle, settled.state, [
+          { type: 'turn.cancelled', data: { turnId: turn.streamId, sessionId: turn.sessionId!, reason } },
+        ]),
+      ),
+    ]);
+    return {
+      turnId: turn.streamId,
+      runId: lease.runId,
+      status: 'cancelled',
+      text: `cancelled: ${reason}`,
+      steps: turn.steps.length,
+    };
+  }
+
+  private stopped(turn: TurnRecord, runId: string, status: 'paused' | 'waiting'): TurnOutcome {
+    return { turnId: turn.streamId, runId, status, text: '', steps: turn.steps.length };
+  }
+
+  private outcomeOf(turn: TurnRecord, runId: string): TurnOutcome {
+    const status = turn.state === 'completed' ? 'completed' : turn.state === 'cancelled' ? 'cancelled' : 'failed';
+    return { turnId: turn.streamId, runId, status, text: turn.steps.at(-1)?.content ?? '', steps: turn.steps.length };
+  }
+
+  /** The run's latest turn, from the runs read model (turn streams are separate from the run stream). */
+  private async currentTurnId(runId: string): Promise<string | undefined> {
+    const view = await this.options.store.projection(runsProjector.name).get<RunView>(RunsCollections.runs, runId);
+    return view?.turnIds.at(-1);
+  }
+}

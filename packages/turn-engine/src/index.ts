@@ -1,0 +1,8 @@
+export { type ApprovalRequestSpec, ApprovalRuntime } from './approvals.js';
+export { TurnEngine, type TurnEngineOptions, type TurnInput, type TurnOutcome } from './engine.js';
+export { normalizeArguments, PLAN_MODE_ALLOWED, type PolicyDecision, planModeDecision } from './policy.js';
+export { ToolRegistry } from './registry.js';
+export { createTurnRuntime, type TurnRuntime, type TurnRuntimeOptions, turnProjectors } from './runtime.js';
+export { defineTool, type EffectClass, type ToolContext, type ToolDefinition, type ToolResult } from './tool.js';
+export * from './tools/index.js';
+export { loadTurn, type StepRecord, type ToolCallRecord, type TurnRecord, toolResultText } from './turn-state.js';

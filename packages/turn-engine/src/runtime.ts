@@ -1,0 +1,67 @@
+import type { Clock, IdGenerator } from '@demiurge/contracts';
+import { controlPlaneProjectors, DurableWorkRuntime, RuntimeControlPlane } from '@demiurge/control-plane';
+import type { EventStore, Projector } from '@demiurge/event-store';
+import { runsProjector } from '@demiurge/projector-runs';
+import { sessionsProjector } from '@demiurge/projector-sessions';
+import type { ModelProvider } from '@demiurge/providers';
+import { RunRuntime, SessionRuntime, TurnAdmission } from '@demiurge/sessions';
+import { ApprovalRuntime } from './approvals.js';
+import { TurnEngine, type TurnEngineOptions } from './engine.js';
+import { ToolRegistry } from './registry.js';
+import type { ToolDefinition } from './tool.js';
+import { workspaceTools } from './tools/index.js';
+
+/** The projectors a store needs for sessions, runs, turns and tasks (the engine reads all of them). */
+export const turnProjectors: readonly Projector[] = [sessionsProjector, runsProjector, ...controlPlaneProjectors];
+
+export interface TurnRuntimeOptions
+  extends Omit<TurnEngineOptions, 'sessions' | 'runs' | 'admission' | 'approvals' | 'tools'> {
+  readonly store: EventStore;
+  readonly clock: Clock;
+  readonly ids: IdGenerator;
+  /** This host process (run owner). */
+  readonly owner: string;
+  readonly provider: ModelProvider;
+  /** Default: the workspace tools (read_file, list_dir, write_file, edit_file, shell). */
+  readonly tools?: readonly ToolDefinition[];
+  readonly runLeaseMs?: number;
+}
+
+/** Everything a turn needs, wired on one store. */
+export interface TurnRuntime {
+  readonly sessions: SessionRuntime;
+  readonly runs: RunRuntime;
+  readonly approvals: ApprovalRuntime;
+  readonly controlPlane: RuntimeControlPlane;
+  readonly work: DurableWorkRuntime;
+  readonly engine: TurnEngine;
+}
+
+/**
+ * Wires SessionRuntime, RunRuntime (cancelling child tasks through the control plane), approvals and the
+ * TurnEngine on one store. The store must run {@link turnProjectors}.
+ */
+export function createTurnRuntime(options: TurnRuntimeOptions): TurnRuntime {
+  const { store, clock, ids } = options;
+  const work = new DurableWorkRuntime({ store, clock, ids, owner: options.owner });
+  const controlPlane = new RuntimeControlPlane({ store, clock, ids, work });
+  const sessions = new SessionRuntime({ store, ids });
+  const runs = new RunRuntime({
+    store,
+    clock,
+    ids,
+    owner: options.owner,
+    controlPlane,
+    ...(options.runLeaseMs ? { leaseMs: options.runLeaseMs } : {}),
+  });
+  const approvals = new ApprovalRuntime({ store, clock, ids });
+  const engine = new TurnEngine({
+    ...options,
+    sessions,
+    runs,
+    approvals,
+    admission: new TurnAdmission(),
+    tools: new ToolRegistry(options.tools ?? workspaceTools),
+  });
+  return { sessions, runs, approvals, controlPlane, work, engine };
+}

@@ -1,0 +1,64 @@
+import { createOpenAIProvider } from '@demiurge/providers';
+import { type OpenAITestServer, reply, startOpenAITestServer } from '@demiurge/providers/testing';
+import { afterEach, describe, expect, it } from 'vitest';
+import { type Harness, openHarness } from './harness.js';
+
+let h: Harness | undefined;
+let server: OpenAITestServer | undefined;
+afterEach(async () => {
+  await h?.close();
+  await server?.close();
+  h = undefined;
+  server = undefined;
+});
+
+async function harnessFor(s: OpenAITestServer): Promise<Harness> {
+  return openHarness({
+    provider: createOpenAIProvider({
+      baseUrl: s.baseUrl,
+      model: 'local-model',
+      apiKey: 'k',
+      maxRetries: 1,
+      retryBaseMs: 5,
+      timeoutMs: 2_000,
+    }),
+  });
+}
+
+describe('TurnEngine with the OpenAI-compatible provider over real HTTP', () => {
+  it('runs tool calls streamed in fragments and answers', async () => {
+    server = await startOpenAITestServer();
+    server.enqueue(
+      reply.toolCalls([{ name: 'write_file', arguments: { path: 'x.txt', content: 'from the model' } }]),
+      reply.text('Wrote x.txt.'),
+    );
+    h = await harnessFor(server);
+    const { sessionId } = await h.sessions.create({ title: 't', coreId: 'default' });
+    const outcome = await h.engine.runTurn({ sessionId, text: 'write x' });
+    expect(outcome).toMatchObject({ status: 'completed', text: 'Wrote x.txt.' });
+    // The second request carried the assistant tool call and its result back, and the tools as JSON Schema.
+    const body = server.requests[1]!.body as { messages: { role: string; tool_call_id?: string }[]; tools: unknown[] };
+    expect(body.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'tool']);
+    expect(body.messages[2]!.tool_call_id).toBe('call_0');
+    expect(JSON.stringify(body.tools)).toContain('"old_text"');
+    expect(await h.verify()).toEqual([]);
+  });
+
+  it.each([
+    ['500s', () => [reply.status(500), reply.status(500)], 'provider_http'],
+    ['a malformed chunk', () => [reply.malformed()], 'provider_protocol'],
+    ['a disconnect mid-stream', () => [reply.disconnect()], 'provider_disconnected'],
+  ] as const)('records %s as a typed failure on the turn', async (_name, replies, code) => {
+    server = await startOpenAITestServer();
+    server.enqueue(...replies());
+    h = await harnessFor(server);
+    const { sessionId } = await h.sessions.create({ title: 't', coreId: 'default' });
+    const outcome = await h.engine.runTurn({ sessionId, text: 'hi' });
+    expect(outcome.status).toBe('failed');
+    expect(outcome.error?.code).toBe(code);
+    const failed = (await h.store.readAll()).find((e) => e.type === 'turn.failed');
+    expect((failed!.data as { error: { code: string; message: string } }).error).toMatchObject({ code });
+    expect((await h.runs.get(outcome.runId)).state).toBe('failed');
+    expect(await h.verify()).toEqual([]);
+  });
+});
