@@ -4,6 +4,7 @@ import { runEvents } from './events/run.events.js';
 import { scheduleInstanceEvents } from './events/schedule.events.js';
 import { sessionEvents } from './events/session.events.js';
 import { sessionModeEvents } from './events/session-mode.events.js';
+import { slotEvents } from './events/slot.events.js';
 import { taskEvents } from './events/task.events.js';
 import { toolCallEvents } from './events/tool-call.events.js';
 import { turnEvents } from './events/turn.events.js';
@@ -25,6 +26,7 @@ export const domainEventDefinitions = [
   ...toolCallEvents,
   ...scheduleInstanceEvents,
   ...approvalEvents,
+  ...slotEvents,
 ] as const;
 
 /** The registry of every domain event, the default for stores. */

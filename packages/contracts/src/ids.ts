@@ -21,6 +21,7 @@ export const IdPrefix = {
   schedule: 'sch',
   scheduleInstance: 'sci',
   approval: 'apr',
+  slotRun: 'slr',
 } as const;
 export type IdPrefix = (typeof IdPrefix)[keyof typeof IdPrefix];
 

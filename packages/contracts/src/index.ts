@@ -78,7 +78,17 @@ export {
   sessionModeEvents,
 } from './events/session-mode.events.js';
 export {
+  SlotFailed,
+  SlotFinished,
+  SlotPhase,
+  SlotRunId,
+  SlotStarted,
+  SlotTimedOut,
+  slotEvents,
+} from './events/slot.events.js';
+export {
   TaskArchived,
+  TaskArtifactRecorded,
   TaskBlocked,
   TaskCancelled,
   TaskCompleted,
@@ -88,6 +98,7 @@ export {
   TaskFailed,
   TaskKind,
   TaskLog,
+  TaskProcessStarted,
   TaskResumed,
   TaskStarted,
   TaskSubmitted,

@@ -45,6 +45,7 @@ export {
   sessionLifecycle,
   sessionMachine,
 } from './machines/session.machine.js';
+export { type SlotEventType, type SlotState, slotLifecycle, slotMachine } from './machines/slot.machine.js';
 export { type TaskEventType, type TaskState, taskLifecycle, taskMachine } from './machines/task.machine.js';
 export {
   type ToolCallEventType,

@@ -4,6 +4,7 @@ import { deliveryLifecycle } from './machines/delivery.machine.js';
 import { runLifecycle } from './machines/run.machine.js';
 import { scheduleInstanceLifecycle } from './machines/schedule-instance.machine.js';
 import { sessionLifecycle } from './machines/session.machine.js';
+import { slotLifecycle } from './machines/slot.machine.js';
 import { taskLifecycle } from './machines/task.machine.js';
 import { toolCallLifecycle } from './machines/tool-call.machine.js';
 import { turnLifecycle } from './machines/turn.machine.js';
@@ -24,6 +25,7 @@ export const lifecycles = [
   deliveryLifecycle,
   scheduleInstanceLifecycle,
   approvalLifecycle,
+  slotLifecycle,
 ] as const satisfies readonly Lifecycle[];
 
 const byStreamType = new Map<string, Lifecycle>(lifecycles.map((lifecycle) => [lifecycle.streamType, lifecycle]));

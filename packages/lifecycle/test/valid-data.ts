@@ -20,6 +20,7 @@ export const AGGREGATE_IDS: Readonly<Record<string, string>> = {
   delivery: 'dlv_01JD5Y7Q6N0000000000000001',
   schedule_instance: 'sci_01JD5Y7Q6N0000000000000001',
   approval: 'apr_01JD5Y7Q6N0000000000000001',
+  slot_run: 'slr_01JD5Y7Q6N0000000000000001',
 };
 
 const ID_FIELD: Readonly<Record<string, string>> = {
@@ -32,6 +33,7 @@ const ID_FIELD: Readonly<Record<string, string>> = {
   delivery: 'deliveryId',
   schedule_instance: 'scheduleInstanceId',
   approval: 'approvalId',
+  slot_run: 'slotRunId',
 };
 
 const EXTRA: Readonly<Record<string, object>> = {
@@ -100,6 +102,12 @@ const EXTRA: Readonly<Record<string, object>> = {
   'delivery.unknown': { reason: 'crash' },
   'schedule_instance.scheduled': { scheduleId: 'sch_01JD5Y7Q6N0000000000000001', dueAt: AT },
   'schedule_instance.failed': { error },
+  'slot.started': { sessionId: SES, coreId: 'default', slotId: 'base_input', phase: 'input', mode: 'serial' },
+  'slot.finished': { durationMs: 3 },
+  'slot.failed': { error, policy: 'soft' },
+  'slot.timed_out': { timeoutSeconds: 5, policy: 'hard' },
+  'task.process_started': { spawnId: 'spn-1', host: 'h1', pid: 42, pgid: 42, platform: 'linux' },
+  'task.artifact_recorded': { artifactId: 'art-1', name: 'stdout', path: '/tmp/x', bytes: 3 },
   'approval.requested': { sessionId: SES, action: 'fs.write', reason: 'plan mode' },
 };
 

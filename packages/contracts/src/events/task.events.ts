@@ -100,6 +100,41 @@ export const TaskLog = defineEvent({
   data: z.object({ taskId: TaskId, stream: z.enum(['stdout', 'stderr', 'progress']), text: z.string() }),
 });
 
+export const TaskProcessStarted = defineEvent({
+  type: 'task.process_started',
+  schemaVersion: 1,
+  description:
+    "A task's OS process started: host-issued spawn id, pid, process group and the platform's process-start marker " +
+    '(on Linux the boot id and the start time); a signal is only ever sent after the marker is re-checked.',
+  data: z.object({
+    taskId: TaskId,
+    spawnId: z.string().min(1),
+    host: z.string().min(1),
+    pid: z.number().int().positive(),
+    pgid: z.number().int().positive(),
+    platform: z.string().min(1),
+    /** e.g. `linux:<boot id>:<start time in clock ticks>`; absent where the platform offers none. */
+    startMarker: z.string().min(1).optional(),
+  }),
+});
+
+export const TaskArtifactRecorded = defineEvent({
+  type: 'task.artifact_recorded',
+  schemaVersion: 1,
+  description: "A file holding a task's full output stream (or another product), recorded with its size and digest.",
+  data: z.object({
+    taskId: TaskId,
+    artifactId: z.string().min(1),
+    name: z.string().min(1),
+    path: z.string().min(1),
+    bytes: z.number().int().nonnegative(),
+    sha256: z
+      .string()
+      .regex(/^[0-9a-f]{64}$/)
+      .optional(),
+  }),
+});
+
 export const TaskCompletionReady = defineEvent({
   type: 'task.completion_ready',
   schemaVersion: 1,
@@ -126,6 +161,8 @@ export const taskEvents = [
   TaskDeleted,
   TaskArchived,
   TaskLog,
+  TaskProcessStarted,
+  TaskArtifactRecorded,
   TaskCompletionReady,
   TaskCompletionAcknowledged,
 ] as const;

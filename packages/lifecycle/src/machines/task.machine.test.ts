@@ -32,11 +32,18 @@ describe('task machine', () => {
     );
   });
 
-  it('records logs and completion notices without moving the task', () => {
+  it('records logs, process facts, artifacts and completion notices without moving the task', () => {
     const stays = transitionTable(taskLifecycle).filter((row) => row.kind === 'stay');
     expect(new Set(stays.map((row) => row.event))).toEqual(
-      new Set(['task.log', 'task.completion_ready', 'task.completion_acknowledged']),
+      new Set([
+        'task.log',
+        'task.process_started',
+        'task.artifact_recorded',
+        'task.completion_ready',
+        'task.completion_acknowledged',
+      ]),
     );
+    expect(stays.filter((row) => row.event === 'task.process_started').map((row) => row.from)).toEqual(['active']);
     expect(stays.filter((row) => row.event === 'task.log').map((row) => row.from)).toEqual([
       'created',
       'active',

@@ -36,6 +36,8 @@ export const taskMachine = setup({
         'task.failed': 'failed',
         'task.cancelled': 'cancelled',
         'task.log': 'active',
+        'task.process_started': 'active',
+        'task.artifact_recorded': 'active',
       },
     },
     waiting: {

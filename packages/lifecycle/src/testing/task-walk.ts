@@ -64,6 +64,10 @@ function taskData(m: TaskModel, type: TaskEventType, v: number): Record<string, 
       return { taskId, ...(odd ? { reason: 'cleanup' } : {}) };
     case 'task.log':
       return { taskId, stream: STREAMS[v % STREAMS.length], text: `line ${m.logs.length + 1}` };
+    case 'task.process_started':
+      return { taskId, spawnId: `spn-${v}`, host: 'h1', pid: 100 + v, pgid: 100 + v, platform: 'linux' };
+    case 'task.artifact_recorded':
+      return { taskId, artifactId: `art-${v}`, name: 'stdout', path: `/tmp/${taskId}.out`, bytes: v };
     case 'task.completion_ready':
       return { taskId, outcome: OUTCOMES[m.state] ?? 'completed' };
     case 'task.completion_acknowledged':
