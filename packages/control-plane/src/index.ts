@@ -28,6 +28,7 @@ export {
 export { controlPlaneProjectors } from './projectors.js';
 export {
   type ControlPlaneOptions,
+  completionWorkId,
   type ListTasksOptions,
   RuntimeControlPlane,
   type TaskRef,

@@ -62,6 +62,14 @@ interface TaskAggregate extends Loaded<TaskState> {
 }
 
 /**
+ * The work id of a task's completion notice: derived from the task id (one notice per task), so a consumer
+ * waiting on one task (`yield_until`) can claim exactly its notice.
+ */
+export function completionWorkId(taskId: string): string {
+  return `wrk_${taskId.slice(taskId.indexOf('_') + 1)}`;
+}
+
+/**
  * The host-owned seam for detached tasks (seed 003 RuntimeControlPlane): the task ledger of
  * `agent.spawn`, `terminal.exec`, `evolver.run` and `schedule.fire`. Every change is a `task.*`
  * event checked by the task machine; reads come from the task-board projection. Tasks are scoped to
@@ -222,6 +230,7 @@ export class RuntimeControlPlane {
         });
         streams.push(
           this.options.work.enqueueStream({
+            workId: completionWorkId(ref.taskId),
             kind: WorkKind.taskCompletion,
             subjectId: ref.taskId,
             payload: { taskId: ref.taskId },

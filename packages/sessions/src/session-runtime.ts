@@ -26,6 +26,9 @@ export const CreateSessionSpec = z.object({
   coreId: z.string().min(1),
   binding: ChannelBinding.optional(),
   mode: SessionMode.optional(),
+  parent: z
+    .object({ sessionId: z.string().min(1), taskId: z.string().min(1), depth: z.number().int().positive() })
+    .optional(),
 });
 export type CreateSessionSpec = z.input<typeof CreateSessionSpec>;
 
@@ -173,12 +176,24 @@ export class SessionRuntime {
 
   private createStream(
     sessionId: string,
-    spec: { title: string; coreId: string; binding?: ChannelBinding | undefined; mode?: SessionMode | undefined },
+    spec: {
+      title: string;
+      coreId: string;
+      binding?: ChannelBinding | undefined;
+      mode?: SessionMode | undefined;
+      parent?: { sessionId: string; taskId: string; depth: number } | undefined;
+    },
   ): AppendStream {
     const events: NewEvent<SessionEventType>[] = [
       {
         type: 'session.created',
-        data: { sessionId, title: spec.title, coreId: spec.coreId, ...(spec.binding ? { binding: spec.binding } : {}) },
+        data: {
+          sessionId,
+          title: spec.title,
+          coreId: spec.coreId,
+          ...(spec.binding ? { binding: spec.binding } : {}),
+          ...(spec.parent ? { parent: spec.parent as never } : {}),
+        },
       },
     ];
     if (spec.mode === 'plan') {

@@ -1,5 +1,10 @@
 import type { Clock, IdGenerator } from '@demiurge/contracts';
-import { controlPlaneProjectors, DurableWorkRuntime, RuntimeControlPlane } from '@demiurge/control-plane';
+import {
+  controlPlaneProjectors,
+  DurableWorkRuntime,
+  HostWorkLifecycleRuntime,
+  RuntimeControlPlane,
+} from '@demiurge/control-plane';
 import type { EventStore, Projector } from '@demiurge/event-store';
 import { runsProjector } from '@demiurge/projector-runs';
 import { sessionsProjector } from '@demiurge/projector-sessions';
@@ -9,7 +14,13 @@ import { ApprovalRuntime } from './approvals.js';
 import { TurnEngine, type TurnEngineOptions } from './engine.js';
 import { ToolRegistry } from './registry.js';
 import type { ToolDefinition } from './tool.js';
-import { workspaceTools } from './tools/index.js';
+import {
+  createTaskTools,
+  type DelegationLimits,
+  shellTool,
+  withBackgroundShell,
+  workspaceTools,
+} from './tools/index.js';
 
 /** The projectors a store needs for sessions, runs, turns and tasks (the engine reads all of them). */
 export const turnProjectors: readonly Projector[] = [sessionsProjector, runsProjector, ...controlPlaneProjectors];
@@ -22,8 +33,16 @@ export interface TurnRuntimeOptions
   /** This host process (run owner). */
   readonly owner: string;
   readonly provider: ModelProvider;
-  /** Default: the workspace tools (read_file, list_dir, write_file, edit_file, shell). */
+  /**
+   * Default: the workspace tools (read_file, list_dir, write_file, edit_file, shell with `background`)
+   * and the task tools (delegate_task, task_list, task_status, task_control, yield_until).
+   */
   readonly tools?: readonly ToolDefinition[];
+  /** Cancels a task through the host's task worker (single-flight process cleanup). */
+  readonly cancelTask?: (ref: { sessionId: string; taskId: string }, reason: string) => Promise<unknown>;
+  readonly delegationLimits?: Partial<DelegationLimits>;
+  /** The slot ids a delegated child may select. */
+  readonly knownSlots?: { readonly input: readonly string[]; readonly output: readonly string[] };
   readonly runLeaseMs?: number;
 }
 
@@ -34,6 +53,8 @@ export interface TurnRuntime {
   readonly approvals: ApprovalRuntime;
   readonly controlPlane: RuntimeControlPlane;
   readonly work: DurableWorkRuntime;
+  readonly host: HostWorkLifecycleRuntime;
+  readonly tools: ToolRegistry;
   readonly engine: TurnEngine;
 }
 
@@ -55,13 +76,30 @@ export function createTurnRuntime(options: TurnRuntimeOptions): TurnRuntime {
     ...(options.runLeaseMs ? { leaseMs: options.runLeaseMs } : {}),
   });
   const approvals = new ApprovalRuntime({ store, clock, ids });
+  const host = new HostWorkLifecycleRuntime({ store, clock, ids, work });
+  const tools = new ToolRegistry();
+  const defaults = () => [
+    ...workspaceTools.map((t) => (t === shellTool ? withBackgroundShell(shellTool, controlPlane) : t)),
+    ...createTaskTools({
+      store,
+      controlPlane,
+      work,
+      host,
+      sessions,
+      knownTools: () => tools.names(),
+      ...(options.cancelTask ? { cancelTask: options.cancelTask } : {}),
+      ...(options.delegationLimits ? { limits: options.delegationLimits } : {}),
+      ...(options.knownSlots ? { knownSlots: options.knownSlots } : {}),
+    }),
+  ];
+  for (const tool of options.tools ?? defaults()) tools.register(tool);
   const engine = new TurnEngine({
     ...options,
     sessions,
     runs,
     approvals,
     admission: new TurnAdmission(),
-    tools: new ToolRegistry(options.tools ?? workspaceTools),
+    tools,
   });
-  return { sessions, runs, approvals, controlPlane, work, engine };
+  return { sessions, runs, approvals, controlPlane, work, host, tools, engine };
 }

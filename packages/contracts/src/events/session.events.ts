@@ -19,6 +19,10 @@ export const SessionCreated = defineEvent({
     title: z.string().min(1),
     coreId: z.string().min(1),
     binding: ChannelBinding.optional(),
+    /** A delegated child session: the parent session, the agent.spawn task and the delegation depth (1 = child). */
+    parent: z
+      .object({ sessionId: SessionId, taskId: z.string().min(1), depth: z.number().int().positive() })
+      .optional(),
   }),
 });
 

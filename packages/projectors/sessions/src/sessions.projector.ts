@@ -34,6 +34,8 @@ export interface SessionView {
   readonly busyMode: 'queue' | 'interrupt';
   /** The session stream's version after the last event applied (every session-stream event is handled). */
   readonly version: number;
+  /** Set on a delegated child session. */
+  readonly parent: { readonly sessionId: string; readonly taskId: string; readonly depth: number } | null;
 }
 
 /** A message kept in a session's transcript (`transient` messages are not kept). */
@@ -97,7 +99,7 @@ function updateSession(
  */
 export const sessionsProjector = defineProjector({
   name: 'sessions',
-  version: 2,
+  version: 3,
   handles: [
     'session.created',
     'session.updated',
@@ -131,6 +133,7 @@ export const sessionsProjector = defineProjector({
           mode: 'default',
           busyMode: 'queue',
           version: event.streamVersion,
+          parent: d.parent ?? null,
         };
         tx.put(SessionCollections.sessions, d.sessionId, view);
         if (d.binding) tx.put(SessionCollections.bindings, bindingKey(d.binding), d.sessionId);

@@ -30,6 +30,16 @@ export {
   shellTool,
 } from './shell.js';
 export { classifyShellCommand } from './shell-classify.js';
+export {
+  createTaskTools,
+  DEFAULT_DELEGATION_LIMITS,
+  DelegateTaskInput,
+  type DelegationLimits,
+  modelView,
+  TaskToolError,
+  type TaskToolsOptions,
+  withBackgroundShell,
+} from './tasks.js';
 export { isInside, type ResolveOptions, resolveInWorkspace, workspaceRelative } from './workspace-path.js';
 
 /**

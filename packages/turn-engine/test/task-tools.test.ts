@@ -1,0 +1,126 @@
+import { completionWorkId } from '@demiurge/control-plane';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { ToolContext } from '../src/index.js';
+import { type Harness, openHarness } from './harness.js';
+
+let h: Harness | undefined;
+afterEach(async () => {
+  await h?.close();
+  h = undefined;
+});
+
+async function setup() {
+  h = await openHarness({ script: [] });
+  const session = await h.sessions.create({ title: 'parent', coreId: 'default' });
+  const ctx = (runId = 'run_01JD5Y7Q6N0000000000000001'): ToolContext => ({
+    workspaceRoot: h!.workspace,
+    signal: new AbortController().signal,
+    sessionId: session.sessionId,
+    turnId: 'trn_01JD5Y7Q6N0000000000000001',
+    runId,
+    toolCallId: 'tcl_01JD5Y7Q6N0000000000000001',
+  });
+  const call = async (name: string, args: unknown, context = ctx()) => {
+    const tool = h!.tools.get(name)!;
+    return JSON.parse((await tool.run(tool.input.parse(args), context)).output);
+  };
+  return { h, session, ctx, call };
+}
+
+describe('model-facing task tools', () => {
+  it('shell with background: true submits a terminal.exec task of the session and returns at once', async () => {
+    const { h, session, call } = await setup();
+    const started = Date.now();
+    const result = await call('shell', { command: 'sleep 30', background: true });
+    expect(Date.now() - started).toBeLessThan(5_000);
+    const task = await h.controlPlane.getTask({ sessionId: session.sessionId, taskId: result.task_id });
+    expect(task).toMatchObject({ kind: 'terminal.exec', status: 'created' });
+    expect(task.input).toMatchObject({ command: '/bin/sh', args: ['-c', 'sleep 30'] });
+    await expect(call('shell', { command: 'ls', background: true, cwd: '../..' })).rejects.toThrow(/outside|escape/i);
+  });
+
+  it('delegate_task enforces depth, children per turn, running children per session and selections', async () => {
+    const { h, session, call, ctx } = await setup();
+    const a = await call('delegate_task', { goal: 'research A' }, ctx('run_01JD5Y7Q6N00000000000000A1'));
+    const task = await h.controlPlane.getTask({ sessionId: session.sessionId, taskId: a.task_id });
+    expect(task).toMatchObject({ kind: 'agent.spawn', status: 'created' });
+    expect(task.input).toMatchObject({ goal: 'research A', contextMode: 'isolated', maxDepth: 2 });
+    await call('delegate_task', { goal: 'research B' }, ctx('run_01JD5Y7Q6N00000000000000A1'));
+    await expect(call('delegate_task', { goal: 'C' }, ctx('run_01JD5Y7Q6N00000000000000A2'))).rejects.toThrow(
+      /2 children are still running in this session \(limit 2\)/,
+    );
+    await expect(call('delegate_task', { goal: 'x', tools: ['nope'] })).rejects.toThrow(
+      /unknown tools nope; tools: read_file/,
+    );
+    await expect(call('delegate_task', { goal: 'x', input_slots: ['mystery'] })).rejects.toThrow(
+      /unknown input slots mystery; input slots: base_input/,
+    );
+    expect(() => h.tools.get('delegate_task')!.input.parse({ goal: '' })).toThrow();
+    expect(() => h.tools.get('delegate_task')!.input.parse({ goal: 'x', context_mode: 'shared' })).toThrow();
+    expect(() => h.tools.get('delegate_task')!.input.parse({ goal: 'x', notify_policy: 'loud' })).toThrow();
+
+    // A child session at depth 2 cannot delegate again (default max depth 2).
+    const child = await h.sessions.create({
+      title: 'grandchild',
+      coreId: 'default',
+      parent: { sessionId: session.sessionId, taskId: a.task_id, depth: 2 },
+    });
+    const tool = h.tools.get('delegate_task')!;
+    await expect(
+      tool.run(tool.input.parse({ goal: 'deeper' }), { ...ctx(), sessionId: child.sessionId }),
+    ).rejects.toThrow(/delegation depth 3 is over the limit of 2/);
+  });
+
+  it('delegate_task refuses more than 4 children in one turn', async () => {
+    const { h, session, call, ctx } = await setup();
+    const runId = 'run_01JD5Y7Q6N00000000000000B1';
+    for (let i = 0; i < 4; i++) {
+      const { task_id } = await call('delegate_task', { goal: `g${i}` }, ctx(runId));
+      // Finish each so the running-children limit does not bite first.
+      await h.controlPlane.cancelTask({ sessionId: session.sessionId, taskId: task_id }, 'test');
+    }
+    await expect(call('delegate_task', { goal: 'fifth' }, ctx(runId))).rejects.toThrow(
+      /already delegated 4 children \(limit 4\)/,
+    );
+  });
+
+  it('task_status, task_control and task_list see only this session’s detached tasks', async () => {
+    const { h, session, call, ctx } = await setup();
+    const { task_id } = await call('shell', { command: 'sleep 5', background: true });
+    expect(await call('task_list', {})).toEqual([expect.objectContaining({ task_id, kind: 'terminal.exec' })]);
+    expect(await call('task_status', { task_id })).toMatchObject({ task_id, status: 'created' });
+    const other = await h.sessions.create({ title: 'other', coreId: 'default' });
+    const foreign = { ...ctx(), sessionId: other.sessionId };
+    const status = h.tools.get('task_status')!;
+    await expect(status.run({ task_id, view: 'model' }, foreign)).rejects.toThrow(`task ${task_id} not found`);
+    await expect(status.run({ task_id: 'tsk_01JD5Y7Q6N0000000000000000', view: 'model' }, ctx())).rejects.toThrow(
+      /not found/,
+    );
+    await expect(call('task_control', { task_id, command: 'pause' })).rejects.toThrow(/only "cancel"/);
+    expect(await call('task_control', { task_id })).toMatchObject({ status: 'cancelled' });
+    expect((await h.controlPlane.getTask({ sessionId: session.sessionId, taskId: task_id })).status).toBe('cancelled');
+  });
+
+  it('yield_until returns the final status and consumes the completion notice; on timeout it says timed_out', async () => {
+    const { h, session, call } = await setup();
+    const { task_id } = await call('shell', { command: 'true', background: true });
+    expect(await call('yield_until', { task_id, timeout_seconds: 0.2 })).toMatchObject({
+      status: 'created',
+      timed_out: true,
+    });
+    const ref = { sessionId: session.sessionId, taskId: task_id };
+    setTimeout(() => {
+      void h.controlPlane
+        .startTask(ref, 'worker-1')
+        .then(() => h.controlPlane.completeTask(ref, { exitCode: 0, summary: 'ok' }));
+    }, 100);
+    expect(await call('yield_until', { task_id, timeout_seconds: 10 })).toMatchObject({
+      status: 'completed',
+      exit_code: 0,
+      timed_out: false,
+    });
+    expect((await h.controlPlane.getTask(ref)).completion).toBe('acknowledged');
+    expect((await h.work.get(completionWorkId(task_id))).status).toBe('acknowledged');
+    expect(await h.verify()).toEqual([]);
+  });
+});
