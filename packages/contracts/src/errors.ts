@@ -41,6 +41,8 @@ export const ErrorCode = {
   BudgetExhausted: 'budget_exhausted',
   /** Another turn holds the session (busy mode `reject`). */
   SessionBusy: 'session_busy',
+  /** The host (or one of its runtimes) is closing and admits nothing new. */
+  Closing: 'closing',
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 

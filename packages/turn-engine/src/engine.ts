@@ -57,8 +57,11 @@ export interface TurnInput {
 export interface TurnOutcome {
   readonly turnId: string;
   readonly runId: string;
-  /** `paused` and `waiting` leave the run resumable; the others are final. */
-  readonly status: 'completed' | 'failed' | 'cancelled' | 'paused' | 'waiting';
+  /**
+   * `paused` and `waiting` leave the run resumable; `interrupted` means this host closed and released the
+   * run (the next host start resumes it); the others are final.
+   */
+  readonly status: 'completed' | 'failed' | 'cancelled' | 'paused' | 'waiting' | 'interrupted';
   /** The assistant's answer (or the budget/failure message). */
   readonly text: string;
   readonly error?: { readonly code: string; readonly message: string };
@@ -67,6 +70,22 @@ export interface TurnOutcome {
 
 /** The turn was stopped because its run is being cancelled. */
 class RunCancelling extends Error {}
+
+/** The engine is closing: no new turn starts, running turns are released for the next host. */
+export class EngineClosingError extends DemiurgeError {
+  override readonly name = 'EngineClosingError';
+  readonly code = ErrorCode.Closing;
+  constructor() {
+    super('the host is closing: no new turn is admitted');
+  }
+}
+
+/** The abort reason of a turn stopped by {@link TurnEngine.close}. */
+class HostClosing extends Error {
+  constructor() {
+    super('the host closed while the call ran');
+  }
+}
 
 const TURN = turnLifecycle.streamType;
 const TOOL_CALL = toolCallLifecycle.streamType;
@@ -83,6 +102,8 @@ const iso = (ms: number) => new Date(ms).toISOString();
 export class TurnEngine {
   readonly stepBudget: number;
   private readonly live = new Map<string, AbortController>();
+  private readonly drives = new Set<Promise<unknown>>();
+  private closing = false;
 
   constructor(private readonly options: TurnEngineOptions) {
     this.stepBudget = options.stepBudget ?? 90;
@@ -90,6 +111,7 @@ export class TurnEngine {
 
   /** Admits a user input (one turn at a time per session) and runs its turn to an outcome. */
   async runTurn(input: TurnInput): Promise<TurnOutcome> {
+    if (this.closing) throw new EngineClosingError();
     const session = await this.options.sessions.get(input.sessionId);
     const interrupt =
       session.busyMode === 'interrupt'
@@ -111,11 +133,32 @@ export class TurnEngine {
    * ownership when this host does not hold it, then drives the run's current turn.
    */
   async resume(runId: string, lease?: RunLease): Promise<TurnOutcome> {
+    if (this.closing) throw new EngineClosingError();
     const owned = lease ?? (await this.options.runs.claimOwnership(runId));
     const run = await this.options.runs.get(runId);
     const turnId = await this.currentTurnId(runId);
     if (!run.sessionId || !turnId) throw new Error(`run ${runId} has no turn to resume`);
     return this.options.admission.run(run.sessionId, () => this.drive(owned, turnId));
+  }
+
+  /** Runs this engine is driving now. */
+  liveRuns(): string[] {
+    return [...this.live.keys()];
+  }
+
+  /**
+   * Closes admission (new turns and resumes are refused), lets running turns finish for up to `drainMs`,
+   * then stops the rest: an in-flight tool call is settled as cancelled, and the run's owner lease is
+   * released (`run.owner_lease_expired`) so the next host start resumes it at once.
+   */
+  async close(options: { drainMs?: number } = {}): Promise<void> {
+    this.closing = true;
+    const drained = Promise.allSettled([...this.drives]);
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([drained, new Promise((r) => (timer = setTimeout(r, options.drainMs ?? 5_000)))]);
+    clearTimeout(timer);
+    for (const ctrl of this.live.values()) ctrl.abort(new HostClosing());
+    await Promise.allSettled([...this.drives]);
   }
 
   /** Requests cancellation; the owner (this process or another) settles and ends the run. */
@@ -155,8 +198,15 @@ export class TurnEngine {
     return this.drive(lease, turnId);
   }
 
+  private drive(lease: RunLease, turnId: string): Promise<TurnOutcome> {
+    const run = this.loop(lease, turnId);
+    this.drives.add(run);
+    void run.finally(() => this.drives.delete(run)).catch(() => undefined);
+    return run;
+  }
+
   /** The loop: settle what the log says is pending, then ask the model, until the turn ends. */
-  private async drive(lease: RunLease, turnId: string): Promise<TurnOutcome> {
+  private async loop(lease: RunLease, turnId: string): Promise<TurnOutcome> {
     const runId = lease.runId;
     const ctrl = new AbortController();
     this.live.set(runId, ctrl);
@@ -199,6 +249,7 @@ export class TurnEngine {
         await this.modelRound(current, turn, ctrl.signal);
       }
     } catch (err) {
+      if (ctrl.signal.reason instanceof HostClosing) return await this.release(current, turnId);
       if (err instanceof RunCancelling || ctrl.signal.aborted) {
         const run = await this.options.runs.load(runId);
         const turn = await loadTurn(this.options.store, turnId);
@@ -647,6 +698,25 @@ export class TurnEngine {
       text: `cancelled: ${reason}`,
       steps: turn.steps.length,
     };
+  }
+
+  /** The host is closing: give the run up (lease released) so the next host start resumes it at once. */
+  private async release(lease: RunLease, turnId: string): Promise<TurnOutcome> {
+    const turn = await loadTurn(this.options.store, turnId);
+    await this.options.runs
+      .ownedAppend(lease, (run) => ({
+        run:
+          run.owner && run.leaseToken
+            ? [
+                {
+                  type: 'run.owner_lease_expired',
+                  data: { runId: lease.runId, owner: run.owner, leaseToken: run.leaseToken },
+                },
+              ]
+            : [],
+      }))
+      .catch(() => undefined); // another host took it already: nothing to release
+    return { turnId, runId: lease.runId, status: 'interrupted', text: '', steps: turn.steps.length };
   }
 
   private stopped(turn: TurnRecord, runId: string, status: 'paused' | 'waiting'): TurnOutcome {

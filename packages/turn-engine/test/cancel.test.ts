@@ -91,4 +91,38 @@ describe('cancellation', () => {
     expect(outcome).toMatchObject({ status: 'completed', text: 'after pause' });
     expect(await h.verify()).toEqual([]);
   });
+
+  it('close: admission closes, a running turn is stopped and its run released for the next host', async () => {
+    h = await openHarness({
+      script: [
+        { tool_calls: [{ name: 'shell', arguments: { command: 'sleep 30' } }] },
+        { content: 'resumed after restart' },
+      ],
+    });
+    const { sessionId } = await h.sessions.create({ title: 't', coreId: 'default' });
+    const sub = h.store.events$.subscribe((event) => {
+      if (event.type === 'tool_call.started') void h!.engine.close({ drainMs: 50 });
+    });
+    const outcome = await h.engine.runTurn({ sessionId, text: 'go' });
+    sub.unsubscribe();
+    expect(outcome.status).toBe('interrupted');
+    await expect(h.engine.runTurn({ sessionId, text: 'late' })).rejects.toThrow(/closing/);
+    const run = await h.runs.get(outcome.runId);
+    expect(run).toMatchObject({ state: 'running', owner: null, leaseToken: null });
+    // The next host resumes at once (no lease to wait for); the stopped call was settled as cancelled.
+    const next = await openHarness({
+      dir: h.dir,
+      path: h.path,
+      owner: 'next-host',
+      script: [{ content: 'x' }, { content: 'resumed after restart' }],
+    });
+    await h.store.close();
+    try {
+      const resumed = await next.engine.resume(outcome.runId);
+      expect(resumed.status).toBe('completed');
+      expect(await next.verify()).toEqual([]);
+    } finally {
+      await next.close();
+    }
+  });
 });

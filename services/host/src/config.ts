@@ -1,0 +1,114 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { DemiurgeError, ErrorCode, formatPath } from '@demiurge/contracts';
+import { LineCounter, parseDocument } from 'yaml';
+import { z } from 'zod';
+
+/** `<home>/config.yaml`, every key optional; unknown keys are refused so a typo is an error, not a silent default. */
+export const HostConfig = z.strictObject({
+  provider: z
+    .strictObject({
+      name: z.enum(['fake', 'openai']).default('fake'),
+      model: z.string().min(1).optional(),
+      base_url: z.url().optional(),
+      /** The environment variable holding the API key (default OPENAI_API_KEY); keys never live in the file. */
+      api_key_env: z.string().min(1).optional(),
+      /** A fake provider script (YAML or JSON), relative to the home. */
+      fake_script: z.string().min(1).optional(),
+      timeout_ms: z.number().int().positive().optional(),
+      max_retries: z.number().int().nonnegative().optional(),
+    })
+    .default({ name: 'fake' }),
+  /** The Agent Core directory (default: the bundled `agent/`). */
+  core: z.string().min(1).optional(),
+  /** The workspace root of file and shell tools (default: the current directory). */
+  workspace: z.string().min(1).optional(),
+  store: z.strictObject({ synchronous: z.enum(['FULL', 'NORMAL']).default('FULL') }).default({ synchronous: 'FULL' }),
+  leases: z
+    .strictObject({
+      run_ms: z.number().int().positive().default(30_000),
+      work_ms: z.number().int().positive().default(30_000),
+    })
+    .default({ run_ms: 30_000, work_ms: 30_000 }),
+  plan_mode: z.strictObject({ on_write: z.enum(['deny', 'ask']).default('deny') }).default({ on_write: 'deny' }),
+  delivery: z
+    .strictObject({
+      webhook: z.strictObject({ url: z.url(), timeout_ms: z.number().int().positive().default(10_000) }).optional(),
+      poll_ms: z.number().int().positive().default(250),
+    })
+    .default({ poll_ms: 250 }),
+  scheduler: z
+    .strictObject({ enabled: z.boolean().default(true), tick_ms: z.number().int().positive().default(1_000) })
+    .default({ enabled: true, tick_ms: 1_000 }),
+  tasks: z.strictObject({ grace_ms: z.number().int().positive().default(2_000) }).default({ grace_ms: 2_000 }),
+});
+export type HostConfig = z.infer<typeof HostConfig>;
+
+/** The configuration could not be used: the file, the key and what was wrong. */
+export class ConfigError extends DemiurgeError {
+  override readonly name = 'ConfigError';
+  readonly code = ErrorCode.InvalidSpec;
+  constructor(
+    readonly source: string,
+    readonly key: string,
+    readonly detail: string,
+    readonly line?: number,
+  ) {
+    super(`${source}${line ? `:${line}` : ''}: ${key}: ${detail}`);
+  }
+}
+
+/** Flags and environment, applied over the file in that order (flags win). */
+export interface ConfigOverrides {
+  readonly provider?: 'fake' | 'openai';
+  readonly model?: string;
+  readonly fakeScript?: string;
+  readonly core?: string;
+  readonly workspace?: string;
+}
+
+export function configPath(home: string): string {
+  return join(home, 'config.yaml');
+}
+
+/**
+ * Reads `<home>/config.yaml` (absent: defaults), then `DEMIURGE_PROVIDER`, `DEMIURGE_MODEL`, `DEMIURGE_CORE`,
+ * `DEMIURGE_WORKSPACE` from the environment, then flags. A bad file is one {@link ConfigError} naming the key
+ * (and line).
+ */
+export function loadConfig(home: string, overrides: ConfigOverrides = {}, env: NodeJS.ProcessEnv = process.env): HostConfig {
+  const file = configPath(home);
+  let raw: Record<string, unknown> = {};
+  let lines: LineCounter | undefined;
+  let doc: ReturnType<typeof parseDocument> | undefined;
+  if (existsSync(file)) {
+    lines = new LineCounter();
+    doc = parseDocument(readFileSync(file, 'utf8'), { lineCounter: lines, prettyErrors: false });
+    const error = doc.errors[0];
+    if (error) {
+      throw new ConfigError(file, '(yaml)', error.message.split('\n')[0]!, lines.linePos(error.pos[0]).line);
+    }
+    const value = doc.toJS() ?? {};
+    if (typeof value !== 'object' || Array.isArray(value)) throw new ConfigError(file, '(root)', 'must be a mapping of keys');
+    raw = value as Record<string, unknown>;
+  }
+  const provider = { ...((raw.provider as object | undefined) ?? {}) } as Record<string, unknown>;
+  const name = overrides.provider ?? env.DEMIURGE_PROVIDER;
+  if (name) provider.name = name;
+  const model = overrides.model ?? env.DEMIURGE_MODEL;
+  if (model) provider.model = model;
+  if (overrides.fakeScript) provider.fake_script = resolve(overrides.fakeScript);
+  const merged: Record<string, unknown> = { ...raw, provider };
+  const core = overrides.core ?? env.DEMIURGE_CORE;
+  if (core) merged.core = resolve(core);
+  const workspace = overrides.workspace ?? env.DEMIURGE_WORKSPACE;
+  if (workspace) merged.workspace = resolve(workspace);
+  const parsed = HostConfig.safeParse(merged);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0]!;
+  const path = issue.code === 'unrecognized_keys' ? [...issue.path, issue.keys[0]!] : issue.path;
+  const node = doc?.getIn(path as (string | number)[], true) as { range?: [number, number] } | undefined;
+  const line = node?.range && lines ? lines.linePos(node.range[0]).line : undefined;
+  const detail = issue.code === 'unrecognized_keys' ? 'unknown key' : issue.message;
+  throw new ConfigError(existsSync(file) ? file : 'configuration', formatPath(path), detail, line);
+}
