@@ -1,0 +1,83 @@
+import type { DispatchOutcome } from './claim-dispatch.js';
+import type { DeliveryRuntime } from './delivery-runtime.js';
+
+export interface BackgroundDispatcherOptions {
+  readonly runtime: Pick<DeliveryRuntime, 'dispatchDue'>;
+  /** Pause between rounds when nothing woke it. Default 1 s. */
+  readonly intervalMs?: number;
+  /** Deliveries claimed per round. Default 16. */
+  readonly limit?: number;
+  /** Every error of a round (the loop goes on). Required: a background loop must not swallow errors. */
+  readonly onError: (err: unknown) => void;
+  /** Called with the outcomes of each round that dispatched something. */
+  readonly onDispatched?: (outcomes: readonly DispatchOutcome[]) => void;
+}
+
+/**
+ * Calls `dispatchDue` every `intervalMs` and whenever {@link wake} is called (a delivery was queued, a
+ * route was bound). A full round is followed at once by another. {@link close} stops the loop and waits
+ * for the sends in flight to finish and be recorded (it does not abort them).
+ *
+ * @example
+ * const dispatcher = new BackgroundDispatcher({ runtime: delivery, onError: (e) => log.error(e) }).start();
+ * await host.enqueueDelivery(spec, [messageStream]);
+ * dispatcher.wake();
+ * await dispatcher.close();
+ */
+export class BackgroundDispatcher {
+  private loop: Promise<void> | undefined;
+  private closed = false;
+  private woken = false;
+  private wakeUp: (() => void) | undefined;
+
+  constructor(private readonly options: BackgroundDispatcherOptions) {}
+
+  /** Starts the loop (once; later calls do nothing). */
+  start(): this {
+    if (this.closed) throw new Error('BackgroundDispatcher: start after close');
+    this.loop ??= this.run();
+    return this;
+  }
+
+  /** Runs a round now (or right after the current one). */
+  wake(): void {
+    this.woken = true;
+    this.wakeUp?.();
+  }
+
+  /** Stops the loop and waits for the round in flight, so every started send has its outcome recorded. */
+  async close(): Promise<void> {
+    this.closed = true;
+    this.wakeUp?.();
+    await this.loop;
+  }
+
+  private async run(): Promise<void> {
+    const limit = this.options.limit ?? 16;
+    while (!this.closed) {
+      this.woken = false;
+      let full = false;
+      try {
+        const outcomes = await this.options.runtime.dispatchDue({ limit });
+        if (outcomes.length > 0) this.options.onDispatched?.(outcomes);
+        full = outcomes.length >= limit;
+      } catch (err) {
+        this.options.onError(err);
+      }
+      if (this.closed) break;
+      if (!full && !this.woken) await this.sleep(this.options.intervalMs ?? 1_000);
+    }
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.wakeUp = undefined;
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      this.wakeUp = done;
+    });
+  }
+}

@@ -1,0 +1,49 @@
+import type { Observable } from 'rxjs';
+import type { OperatorEvent } from './operator-events.js';
+import type {
+  CancelParams,
+  HistoryParams,
+  InterruptParams,
+  ReplyApprovalParams,
+  ReplyPromptParams,
+  ShutdownParams,
+  StatusParams,
+  SubmitParams,
+} from './operator-params.js';
+
+/** What a successful `operator.submit` returns: where the input went. */
+export interface SubmitResult {
+  readonly session_id: string;
+  readonly run_id: string;
+  readonly turn_id: string;
+}
+
+/** The answer of a command that only acknowledges. */
+export interface Ack {
+  readonly ok: true;
+}
+
+/**
+ * The host side of the gateway: the protocol layer validates params and calls exactly one of these per
+ * request. A thrown {@link DemiurgeError} reaches the client with its `code`; anything else as `internal`.
+ * Nothing here is called when a client disconnects (a run survives its client; only `cancel` cancels).
+ *
+ * @example
+ * const backend: OperatorBackend = {
+ *   submit: async ({ session_id, text }) => host.submit(session_id, text),
+ *   // ...
+ *   events$: host.operatorEvents$,
+ * };
+ */
+export interface OperatorBackend {
+  submit(p: SubmitParams): Promise<SubmitResult>;
+  replyPrompt(p: ReplyPromptParams): Promise<Ack>;
+  replyApproval(p: ReplyApprovalParams): Promise<Ack>;
+  interrupt(p: InterruptParams): Promise<Ack>;
+  cancel(p: CancelParams): Promise<Ack>;
+  status(p: StatusParams): Promise<unknown>;
+  history(p: HistoryParams): Promise<unknown>;
+  shutdown(p: ShutdownParams): Promise<Ack>;
+  /** Operator events to push to initialized clients; subscribed once per server. */
+  readonly events$: Observable<OperatorEvent>;
+}

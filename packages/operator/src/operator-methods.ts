@@ -1,0 +1,79 @@
+import type { z } from 'zod';
+import type { Ack, OperatorBackend, SubmitResult } from './operator-backend.js';
+import {
+  CancelParams,
+  HistoryParams,
+  type InitializeParams,
+  InterruptParams,
+  ReplyApprovalParams,
+  ReplyPromptParams,
+  ShutdownParams,
+  StatusParams,
+  SubmitParams,
+} from './operator-params.js';
+
+/** The result of `operator.initialize`; `session` is the attached session's status when one was asked for. */
+export interface InitializeResult {
+  readonly protocol_version: number;
+  readonly server: { readonly name: string; readonly version: string };
+  readonly session?: unknown;
+}
+
+/** Every method: its params (as a client writes them) and its result. */
+export interface OperatorMethods {
+  'operator.initialize': { params: z.input<typeof InitializeParams>; result: InitializeResult };
+  'operator.submit': { params: z.input<typeof SubmitParams>; result: SubmitResult };
+  'operator.reply_prompt': { params: z.input<typeof ReplyPromptParams>; result: Ack };
+  'operator.reply_approval': { params: z.input<typeof ReplyApprovalParams>; result: Ack };
+  'operator.interrupt': { params: z.input<typeof InterruptParams>; result: Ack };
+  'operator.cancel': { params: z.input<typeof CancelParams>; result: Ack };
+  'operator.status': { params: z.input<typeof StatusParams>; result: unknown };
+  'operator.history': { params: z.input<typeof HistoryParams>; result: unknown };
+  'operator.shutdown': { params: z.input<typeof ShutdownParams>; result: Ack };
+}
+
+/** A method name of the protocol. */
+export type OperatorMethodName = keyof OperatorMethods;
+
+/** Every method name, `operator.initialize` first. */
+export const operatorMethodNames = [
+  'operator.initialize',
+  'operator.submit',
+  'operator.reply_prompt',
+  'operator.reply_approval',
+  'operator.interrupt',
+  'operator.cancel',
+  'operator.status',
+  'operator.history',
+  'operator.shutdown',
+] as const satisfies readonly OperatorMethodName[];
+
+/** How one backend method is reached: its params schema and the call. */
+export interface Route {
+  readonly params: z.ZodType;
+  readonly call: (backend: OperatorBackend, params: never) => Promise<unknown>;
+}
+
+function route<S extends z.ZodType>(
+  params: S,
+  call: (backend: OperatorBackend, params: z.output<S>) => Promise<unknown>,
+): Route {
+  return { params, call: call as Route['call'] };
+}
+
+/** The methods after the handshake, each routed to exactly one backend call. */
+export const backendRoutes: Readonly<Record<Exclude<OperatorMethodName, 'operator.initialize'>, Route>> = {
+  'operator.submit': route(SubmitParams, (b, p) => b.submit(p)),
+  'operator.reply_prompt': route(ReplyPromptParams, (b, p) => b.replyPrompt(p)),
+  'operator.reply_approval': route(ReplyApprovalParams, (b, p) => b.replyApproval(p)),
+  'operator.interrupt': route(InterruptParams, (b, p) => b.interrupt(p)),
+  'operator.cancel': route(CancelParams, (b, p) => b.cancel(p)),
+  'operator.status': route(StatusParams, (b, p) => b.status(p)),
+  'operator.history': route(HistoryParams, (b, p) => b.history(p)),
+  'operator.shutdown': route(ShutdownParams, (b, p) => b.shutdown(p)),
+};
+
+/** The route of a method after the handshake, or undefined for an unknown method (or `operator.initialize`). */
+export function backendRoute(method: string): Route | undefined {
+  return Object.hasOwn(backendRoutes, method) ? backendRoutes[method as keyof typeof backendRoutes] : undefined;
+}
