@@ -52,6 +52,8 @@ export interface TurnEngineOptions {
 export interface TurnInput {
   readonly sessionId: string;
   readonly text: string;
+  /** Called once the input, run and turn are committed (admission), before the first model round. */
+  readonly onAdmitted?: (ids: { readonly runId: string; readonly turnId: string }) => void;
 }
 
 export interface TurnOutcome {
@@ -195,7 +197,9 @@ export class TurnEngine {
       ],
       { meta: { actor: { kind: 'user', id: input.sessionId }, sessionId: input.sessionId, runId, turnId } },
     );
-    return this.drive(lease, turnId);
+    const driving = this.drive(lease, turnId);
+    input.onAdmitted?.({ runId, turnId });
+    return driving;
   }
 
   private drive(lease: RunLease, turnId: string): Promise<TurnOutcome> {

@@ -76,7 +76,11 @@ export function configPath(home: string): string {
  * `DEMIURGE_WORKSPACE` from the environment, then flags. A bad file is one {@link ConfigError} naming the key
  * (and line).
  */
-export function loadConfig(home: string, overrides: ConfigOverrides = {}, env: NodeJS.ProcessEnv = process.env): HostConfig {
+export function loadConfig(
+  home: string,
+  overrides: ConfigOverrides = {},
+  env: NodeJS.ProcessEnv = process.env,
+): HostConfig {
   const file = configPath(home);
   let raw: Record<string, unknown> = {};
   let lines: LineCounter | undefined;
@@ -89,7 +93,8 @@ export function loadConfig(home: string, overrides: ConfigOverrides = {}, env: N
       throw new ConfigError(file, '(yaml)', error.message.split('\n')[0]!, lines.linePos(error.pos[0]).line);
     }
     const value = doc.toJS() ?? {};
-    if (typeof value !== 'object' || Array.isArray(value)) throw new ConfigError(file, '(root)', 'must be a mapping of keys');
+    if (typeof value !== 'object' || Array.isArray(value))
+      throw new ConfigError(file, '(root)', 'must be a mapping of keys');
     raw = value as Record<string, unknown>;
   }
   const provider = { ...((raw.provider as object | undefined) ?? {}) } as Record<string, unknown>;

@@ -1,2 +1,13 @@
+export {
+  type AppOptions,
+  DEFAULT_CORE_DIR,
+  DemiurgeApp,
+  type OperatorPush,
+  runtimeDir,
+  type SubmitInput,
+  type Submitted,
+  storePath,
+} from './app.js';
 export { ConfigError, type ConfigOverrides, configPath, HostConfig, loadConfig } from './config.js';
+export { createOperatorBackend, serveGatewaySocket, serveGatewayStdio } from './gateway.js';
 export { hostProjectors } from './projectors.js';

@@ -19,10 +19,15 @@ describe('loadConfig', () => {
   });
 
   it('reads the file, then the environment, then flags', () => {
-    writeFileSync(join(home, 'config.yaml'), 'provider:\n  name: openai\n  model: from-file\n  base_url: http://127.0.0.1:9/v1\n');
+    writeFileSync(
+      join(home, 'config.yaml'),
+      'provider:\n  name: openai\n  model: from-file\n  base_url: http://127.0.0.1:9/v1\n',
+    );
     expect(loadConfig(home, {}, {}).provider).toMatchObject({ name: 'openai', model: 'from-file' });
     expect(loadConfig(home, {}, { DEMIURGE_MODEL: 'from-env' }).provider.model).toBe('from-env');
-    expect(loadConfig(home, { model: 'from-flag', provider: 'fake' }, { DEMIURGE_MODEL: 'from-env' }).provider).toMatchObject({
+    expect(
+      loadConfig(home, { model: 'from-flag', provider: 'fake' }, { DEMIURGE_MODEL: 'from-env' }).provider,
+    ).toMatchObject({
       name: 'fake',
       model: 'from-flag',
     });

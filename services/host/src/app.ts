@@ -1,0 +1,293 @@
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, realpathSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { type Clock, createIdGenerator, type IdGenerator, systemClock } from '@demiurge/contracts';
+import {
+  BackgroundDispatcher,
+  createOperatorAdapter,
+  createWebhookAdapter,
+  type DeliveryAdapter,
+  DeliveryRuntime,
+  type OperatorAdapter,
+  SessionInteractionRouter,
+} from '@demiurge/delivery';
+import type { EventStore } from '@demiurge/event-store';
+import { openSqliteEventStore } from '@demiurge/event-store-sqlite';
+import { RunsCollections, type RunView, runsProjector } from '@demiurge/projector-runs';
+import { type ModelProvider, providerFromConfig } from '@demiurge/providers';
+import { createTurnRuntime, type TurnOutcome, type TurnRuntime } from '@demiurge/turn-engine';
+import { Subject } from 'rxjs';
+import { type ConfigOverrides, type HostConfig, loadConfig } from './config.js';
+import { hostProjectors } from './projectors.js';
+
+/** The bundled default Agent Core: `agent/` at the repository root. */
+export const DEFAULT_CORE_DIR = resolve(import.meta.dirname, '..', '..', '..', 'agent');
+
+export interface AppOptions {
+  readonly home: string;
+  readonly overrides?: ConfigOverrides;
+  readonly env?: NodeJS.ProcessEnv;
+  readonly clock?: Clock;
+  readonly ids?: IdGenerator;
+  /** This host process; default `<hostname>-<pid>-<random>`. */
+  readonly owner?: string;
+  /** Resume runs whose owner is gone, at start (default true). */
+  readonly recoverRuns?: boolean;
+  /** Poll loops (delivery, scheduler, tasks); default true. Off: callers drive them (tests). */
+  readonly background?: boolean;
+}
+
+export interface SubmitInput {
+  readonly sessionId?: string;
+  readonly text: string;
+  readonly plan?: boolean;
+  /** The conversation of the default session (`channel` + key), when no session id is given. */
+  readonly channel?: string;
+  readonly conversationKey?: string;
+  /** Without a session id: start a new session instead of the channel's default one. */
+  readonly newSession?: boolean;
+}
+
+/** A submitted turn: ids at admission, the outcome when it ends. */
+export interface Submitted {
+  readonly sessionId: string;
+  readonly runId: string;
+  readonly turnId: string;
+  readonly outcome: Promise<TurnOutcome>;
+}
+
+/** Pushes for operator clients that are not projected from the log (deliveries shown to the operator). */
+export interface OperatorPush {
+  readonly event: 'operator.deliver';
+  readonly payload: { delivery_id: string; session_id: string; message_id: string; text: string };
+}
+
+/** A host process's path to its store file. */
+export const storePath = (home: string) => join(home, 'runtime', 'runtime.sqlite3');
+
+/**
+ * The Demiurge host (seed 003 DemiurgeApp). `start` validates the configuration, opens the store
+ * (fail-stop on a corrupt or newer database), runs recovery — durable work (expired leases, unknown
+ * sends), deliveries, runs whose owner is gone — then starts delivery dispatch and the other loops.
+ * `close` closes admission first, lets turns drain and releases the rest, drains deliveries and
+ * background work, and closes the store; nothing starts after close begins.
+ */
+export class DemiurgeApp {
+  readonly pushes$ = new Subject<OperatorPush>();
+  private closing: Promise<void> | undefined;
+  private readonly turns = new Set<Promise<unknown>>();
+  private readonly loops: { close(): Promise<void> }[] = [];
+
+  private constructor(
+    readonly home: string,
+    readonly config: HostConfig,
+    readonly store: EventStore,
+    readonly runtime: TurnRuntime,
+    readonly provider: ModelProvider,
+    readonly delivery: DeliveryRuntime,
+    readonly router: SessionInteractionRouter,
+    readonly operatorAdapter: OperatorAdapter,
+    private readonly webhook: DeliveryAdapter | undefined,
+    readonly owner: string,
+    readonly coreDir: string,
+    readonly workspace: string,
+    readonly clock: Clock,
+  ) {}
+
+  static async start(options: AppOptions): Promise<DemiurgeApp> {
+    const home = resolve(options.home);
+    const config = loadConfig(home, options.overrides, options.env);
+    mkdirSync(join(home, 'runtime'), { recursive: true, mode: 0o700 });
+    const clock = options.clock ?? systemClock;
+    const ids = options.ids ?? createIdGenerator(clock);
+    const owner = options.owner ?? `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
+    const env = options.env ?? process.env;
+    const p = config.provider;
+    const provider = await providerFromConfig(
+      p.name === 'fake'
+        ? {
+            provider: 'fake',
+            ...(p.model ? { model: p.model } : {}),
+            ...(p.fake_script ? { fakeScript: resolve(home, p.fake_script) } : {}),
+          }
+        : {
+            provider: 'openai',
+            ...(p.model ? { model: p.model } : {}),
+            ...(p.base_url ? { baseUrl: p.base_url } : {}),
+            ...(p.timeout_ms ? { timeoutMs: p.timeout_ms } : {}),
+            ...(p.max_retries !== undefined ? { maxRetries: p.max_retries } : {}),
+            ...(p.api_key_env && env[p.api_key_env] ? { apiKey: env[p.api_key_env] } : {}),
+          },
+      { env },
+    );
+    const store = await openSqliteEventStore({
+      path: storePath(home),
+      projectors: hostProjectors,
+      clock,
+      ids,
+      synchronous: config.store.synchronous,
+    });
+    try {
+      const coreDir = resolve(config.core ?? DEFAULT_CORE_DIR);
+      const workspace = realpathSync(resolve(config.workspace ?? process.cwd()));
+      const runtime = createTurnRuntime({
+        store,
+        clock,
+        ids,
+        owner,
+        provider,
+        workspaceRoot: workspace,
+        runLeaseMs: config.leases.run_ms,
+        onPlanModeWrite: config.plan_mode.on_write,
+      });
+      const router = new SessionInteractionRouter();
+      const operatorAdapter = createOperatorAdapter();
+      const webhook = config.delivery.webhook
+        ? createWebhookAdapter({ url: config.delivery.webhook.url, timeoutMs: config.delivery.webhook.timeout_ms })
+        : undefined;
+      const delivery = new DeliveryRuntime({ store, clock, ids, work: runtime.work, router, owner });
+      const app = new DemiurgeApp(
+        home,
+        config,
+        store,
+        runtime,
+        provider,
+        delivery,
+        router,
+        operatorAdapter,
+        webhook,
+        owner,
+        coreDir,
+        workspace,
+        clock,
+      );
+      operatorAdapter.attach((d) => {
+        app.pushes$.next({
+          event: 'operator.deliver',
+          payload: { delivery_id: d.deliveryId, session_id: d.sessionId, message_id: d.messageId, text: d.text },
+        });
+        return { externalRef: `operator:${d.deliveryId}` };
+      });
+      await app.recover(options.recoverRuns ?? true);
+      if (options.background ?? true) app.startLoops();
+      return app;
+    } catch (err) {
+      await store.close();
+      throw err;
+    }
+  }
+
+  /** Whether close has begun. */
+  get isClosing(): boolean {
+    return this.closing !== undefined;
+  }
+
+  /**
+   * Admits a user input: resolves or creates the session, then starts the turn; resolves with the ids as
+   * soon as the input, run and turn are committed. The outcome settles when the turn ends.
+   */
+  async submit(input: SubmitInput): Promise<Submitted> {
+    if (this.closing) throw new Error('the host is closing: no new turn is admitted');
+    const { sessions, engine } = this.runtime;
+    const sessionId =
+      input.sessionId ??
+      (input.newSession
+        ? (await sessions.create({ title: input.text.slice(0, 60), coreId: 'default' })).sessionId
+        : undefined) ??
+      (
+        await sessions.resolve({
+          coreId: 'default',
+          channel: input.channel ?? 'operator',
+          conversationKey: input.conversationKey ?? 'default',
+        })
+      ).session.sessionId;
+    if (input.plan !== undefined) await sessions.setMode(sessionId, input.plan ? 'plan' : 'default');
+    this.bindRoutes(sessionId);
+    let admitted!: (ids: { runId: string; turnId: string }) => void;
+    const ids = new Promise<{ runId: string; turnId: string }>((resolve) => {
+      admitted = resolve;
+    });
+    const outcome = engine.runTurn({ sessionId, text: input.text, onAdmitted: (x) => admitted(x) });
+    this.track(outcome);
+    const first = await Promise.race([ids, outcome.then(() => undefined)]);
+    const { runId, turnId } = first ?? (await ids);
+    return { sessionId, runId, turnId, outcome };
+  }
+
+  /** Live runs (not final) from the runs read model. */
+  async liveRuns(): Promise<RunView[]> {
+    const reader = this.store.projection(runsProjector.name);
+    const live = await reader.list<{ runId: string }>(RunsCollections.liveRuns);
+    const views = await Promise.all(live.map((l) => reader.get<RunView>(RunsCollections.runs, l.runId)));
+    return views.filter((v): v is RunView => v !== undefined);
+  }
+
+  /** Cancels every live run of the session (an operator interrupt). */
+  async interrupt(sessionId: string, reason = 'interrupted by the operator'): Promise<number> {
+    const runs = (await this.liveRuns()).filter((r) => r.sessionId === sessionId);
+    for (const run of runs) await this.runtime.engine.cancel(run.runId, reason);
+    return runs.length;
+  }
+
+  /** Cancels a detached task (through the task worker when it runs the task: single-flight cleanup). */
+  async cancelTask(ref: { sessionId: string; taskId: string }, reason: string): Promise<void> {
+    await this.runtime.controlPlane.cancelTask(ref, reason);
+  }
+
+  /** One dispatch round of deliveries (the background loop does this on its own). */
+  dispatchDeliveries(limit = 20) {
+    return this.delivery.dispatchDue({ limit });
+  }
+
+  /**
+   * The close contract: admission closes first, running turns drain (then are released for the next
+   * host), deliveries and background loops drain, the store closes. Idempotent.
+   */
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      await this.runtime.engine.close({ drainMs: 2_000 });
+      await Promise.allSettled([...this.turns]);
+      for (const loop of this.loops.reverse()) await loop.close().catch(() => undefined);
+      this.pushes$.complete();
+      await this.store.close();
+    })();
+    return this.closing;
+  }
+
+  private bindRoutes(sessionId: string): void {
+    if (!this.router.route(sessionId, this.operatorAdapter.channel)) this.router.bind(sessionId, this.operatorAdapter);
+    if (this.webhook && !this.router.route(sessionId, this.webhook.channel)) this.router.bind(sessionId, this.webhook);
+  }
+
+  private track(promise: Promise<unknown>): void {
+    this.turns.add(promise);
+    void promise.finally(() => this.turns.delete(promise)).catch(() => undefined);
+  }
+
+  private async recover(resumeRuns: boolean): Promise<void> {
+    await this.runtime.work.recover(this.clock.now());
+    await this.delivery.recover();
+    if (!resumeRuns) return;
+    const now = new Date(this.clock.now()).toISOString();
+    for (const run of await this.liveRuns()) {
+      const ownerGone = !run.leaseUntil || run.leaseUntil < now || run.owner === null;
+      if (!ownerGone || run.status === 'paused') continue;
+      const resumed = this.runtime.engine.resume(run.runId).catch(() => undefined);
+      this.track(resumed);
+    }
+  }
+
+  private startLoops(): void {
+    const dispatcher = new BackgroundDispatcher({
+      runtime: this.delivery,
+      intervalMs: this.config.delivery.poll_ms,
+      onError: (err) => process.stderr.write(`demiurge: delivery: ${(err as Error).message}\n`),
+    });
+    dispatcher.start();
+    this.loops.push(dispatcher);
+  }
+}
+
+/** The directory the store of a home lives in. */
+export const runtimeDir = (home: string) => dirname(storePath(home));
