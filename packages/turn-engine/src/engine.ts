@@ -25,6 +25,28 @@ import type { ToolRegistry } from './registry.js';
 import type { EffectClass } from './tool.js';
 import { loadTurn, type ToolCallRecord, type TurnRecord, toolResultText } from './turn-state.js';
 
+/**
+ * The Agent Core's slot phases around a turn (the host wires them to its SlotRuntime). `input` runs once,
+ * before the turn is admitted: its context is recorded on `turn.started` (and `writeHistory` items as
+ * messages of the turn), so a resume rebuilds it. `output` runs with the answer before the turn completes:
+ * a hard failure fails the turn; when one of its sends carried the answer, that message is the turn's
+ * output and the engine records no second copy.
+ */
+export interface TurnHooks {
+  input?(turn: {
+    sessionId: string;
+    turnId: string;
+    text: string;
+  }): Promise<readonly { role: 'user' | 'system'; text: string; writeHistory: boolean }[]>;
+  output?(turn: {
+    sessionId: string;
+    turnId: string;
+    runId: string;
+    text: string;
+    signal: AbortSignal;
+  }): Promise<{ answerMessageId?: string }>;
+}
+
 export interface TurnEngineOptions {
   readonly store: EventStore;
   readonly clock: Clock;
@@ -47,6 +69,7 @@ export interface TurnEngineOptions {
    */
   readonly onPlanModeWrite?: 'deny' | 'ask';
   readonly approvalTtlMs?: number;
+  readonly hooks?: TurnHooks;
 }
 
 export interface TurnInput {
@@ -178,8 +201,20 @@ export class TurnEngine {
     const { ids, runs, sessions } = this.options;
     const turnId = ids.next(IdPrefix.turn);
     const messageId = ids.next(IdPrefix.message);
+    const context = (await this.options.hooks?.input?.({ sessionId: input.sessionId, turnId, text: input.text })) ?? [];
     const { runId, lease, stream: runStream } = runs.startStream(input.sessionId);
     const sessionStream = await sessions.sessionStream(input.sessionId, [
+      ...context
+        .filter((c) => c.writeHistory)
+        .map((c) =>
+          sessions.messageEvent({
+            sessionId: input.sessionId,
+            role: c.role,
+            text: c.text,
+            turnId,
+            messageId: ids.next(IdPrefix.message),
+          }),
+        ),
       sessions.messageEvent({ sessionId: input.sessionId, role: 'user', text: input.text, turnId, messageId }),
     ]);
     await this.options.store.append(
@@ -191,7 +226,16 @@ export class TurnEngine {
           streamId: turnId,
           expectedVersion: 'no_stream',
           events: [
-            { type: 'turn.started', data: { turnId, sessionId: input.sessionId, runId, inputMessageId: messageId } },
+            {
+              type: 'turn.started',
+              data: {
+                turnId,
+                sessionId: input.sessionId,
+                runId,
+                inputMessageId: messageId,
+                ...(context.length > 0 ? { context: context.map((c) => ({ role: c.role, text: c.text })) } : {}),
+              },
+            },
           ],
         },
       ],
@@ -248,7 +292,7 @@ export class TurnEngine {
           for (const call of pending) await this.settleCall(current, turn, last!.stepId, call, ctrl.signal);
           continue;
         }
-        if (last && last.calls.length === 0) return await this.finish(current, turn, last.content);
+        if (last && last.calls.length === 0) return await this.finish(current, turn, last.content, ctrl.signal);
         if (turn.steps.length >= this.stepBudget) return await this.budgetExhausted(current, turn);
         await this.modelRound(current, turn, ctrl.signal);
       }
@@ -547,10 +591,17 @@ export class TurnEngine {
   private async transcript(turn: TurnRecord): Promise<ChatMessage[]> {
     const messages: ChatMessage[] = [];
     if (this.options.instructions) messages.push({ role: 'system', content: this.options.instructions });
+    let input: string | undefined;
     for (const entry of await this.options.sessions.history(turn.sessionId!, { forModel: true })) {
+      if (entry.turnId === turn.streamId) {
+        if (entry.messageId === turn.inputMessageId) input = entry.text;
+        continue; // this turn's own messages: its context and input come next, in order
+      }
       if (entry.role === 'user' || entry.role === 'system') messages.push({ role: entry.role, content: entry.text });
       else if (entry.role === 'assistant') messages.push({ role: 'assistant', content: entry.text });
     }
+    for (const c of turn.context) messages.push({ role: c.role, content: c.text });
+    if (input !== undefined) messages.push({ role: 'user', content: input });
     for (const step of turn.steps) {
       messages.push({
         role: 'assistant',
@@ -564,18 +615,45 @@ export class TurnEngine {
     return messages;
   }
 
-  /** The last model round asked for no tools: its text is the answer. */
-  private async finish(lease: RunLease, turn: TurnRecord, text: string): Promise<TurnOutcome> {
-    const messageId = this.options.ids.next(IdPrefix.message);
-    const session = await this.options.sessions.sessionStream(turn.sessionId!, [
-      this.options.sessions.messageEvent({
-        sessionId: turn.sessionId!,
-        role: 'assistant',
-        text,
-        turnId: turn.streamId,
-        messageId,
-      }),
-    ]);
+  /**
+   * The last model round asked for no tools: its text is the answer. The output slots (if any) run first
+   * and may send it; the answer is recorded once (by the send that carried it, else here).
+   */
+  private async finish(lease: RunLease, turn: TurnRecord, text: string, signal: AbortSignal): Promise<TurnOutcome> {
+    let answerMessageId: string | undefined;
+    if (this.options.hooks?.output) {
+      try {
+        ({ answerMessageId } = await this.options.hooks.output({
+          sessionId: turn.sessionId!,
+          turnId: turn.streamId,
+          runId: lease.runId,
+          text,
+          signal,
+        }));
+      } catch (err) {
+        if (err instanceof RunCancelling) throw err;
+        const code = (err as { code?: unknown }).code;
+        return this.fail(lease, turn.streamId, {
+          code: typeof code === 'string' ? code : 'slot_failed',
+          message: (err as Error).message || String(err),
+        });
+      }
+    }
+    const messageId = answerMessageId ?? this.options.ids.next(IdPrefix.message);
+    const session = await this.options.sessions.sessionStream(
+      turn.sessionId!,
+      answerMessageId
+        ? []
+        : [
+            this.options.sessions.messageEvent({
+              sessionId: turn.sessionId!,
+              role: 'assistant',
+              text,
+              turnId: turn.streamId,
+              messageId,
+            }),
+          ],
+    );
     const usage = turn.steps.reduce(
       (u, s) => ({
         inputTokens: u.inputTokens + s.usage.inputTokens,
@@ -586,7 +664,7 @@ export class TurnEngine {
     await this.options.runs.ownedAppend(lease, () => ({
       run: [{ type: 'run.completed', data: { runId: lease.runId } }],
       also: [
-        session,
+        ...(session.events.length > 0 ? [session] : []),
         streamAppend(
           TURN,
           turn,

@@ -1,5 +1,12 @@
 export { type ApprovalRequestSpec, ApprovalRuntime } from './approvals.js';
-export { EngineClosingError, TurnEngine, type TurnEngineOptions, type TurnInput, type TurnOutcome } from './engine.js';
+export {
+  EngineClosingError,
+  TurnEngine,
+  type TurnEngineOptions,
+  type TurnHooks,
+  type TurnInput,
+  type TurnOutcome,
+} from './engine.js';
 export { normalizeArguments, PLAN_MODE_ALLOWED, type PolicyDecision, planModeDecision } from './policy.js';
 export { ToolRegistry } from './registry.js';
 export { createTurnRuntime, type TurnRuntime, type TurnRuntimeOptions, turnProjectors } from './runtime.js';

@@ -27,6 +27,8 @@ export interface TurnRecord extends Loaded<TurnState> {
   readonly sessionId: string | null;
   readonly runId: string | null;
   readonly inputMessageId: string | null;
+  /** What the input slots added for the model (turn.started). */
+  readonly context: readonly { role: 'user' | 'system'; text: string }[];
   readonly steps: readonly StepRecord[];
 }
 
@@ -36,6 +38,7 @@ export async function loadTurn(store: EventStore, turnId: string): Promise<TurnR
   let sessionId: string | null = null;
   let runId: string | null = null;
   let inputMessageId: string | null = null;
+  let context: TurnRecord['context'] = [];
   const steps: StepRecord[] = [];
   for (const event of loaded.events) {
     const d = event.data as Record<string, unknown>;
@@ -43,6 +46,7 @@ export async function loadTurn(store: EventStore, turnId: string): Promise<TurnR
       sessionId = d.sessionId as string;
       runId = (d.runId as string | undefined) ?? null;
       inputMessageId = (d.inputMessageId as string | undefined) ?? null;
+      context = (d.context as TurnRecord['context'] | undefined) ?? [];
     } else if (event.type === 'turn.model_responded') {
       const calls: ToolCallRecord[] = [];
       for (const call of d.toolCalls as { callId: string; toolCallId: string; name: string; arguments: unknown }[]) {
@@ -56,7 +60,7 @@ export async function loadTurn(store: EventStore, turnId: string): Promise<TurnR
       });
     }
   }
-  return { ...loaded, sessionId, runId, inputMessageId, steps };
+  return { ...loaded, sessionId, runId, inputMessageId, context, steps };
 }
 
 async function loadToolCall(

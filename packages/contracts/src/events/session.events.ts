@@ -70,6 +70,8 @@ export const TurnStarted = defineEvent({
     sessionId: SessionId,
     runId: RunId.optional(),
     inputMessageId: MessageId.optional(),
+    /** Context the core's input slots added for this turn's model rounds (kept here so a resume rebuilds it). */
+    context: z.array(z.object({ role: z.enum(['user', 'system']), text: z.string() })).optional(),
   }),
 });
 

@@ -7,9 +7,13 @@ export {
   type SessionTaskEntry,
   sessionPrefix,
   sessionTaskKey,
+  type TaskArtifact,
+  type TaskArtifactData,
   TaskBoardCollections,
   type TaskLane,
   type TaskLogLine,
+  type TaskProcess,
+  type TaskProcessData,
   type TaskStatus,
   type TaskView,
 } from './task.view.js';

@@ -67,6 +67,8 @@ describe('task-board projector', () => {
       summary: null,
       worker: null,
       logTail: [],
+      process: null,
+      artifacts: [],
       completion: 'none',
       submittedAt: '2026-01-01T00:00:00.000Z',
       updatedAt: '2026-01-01T00:00:00.000Z',
@@ -170,6 +172,63 @@ describe('task-board projector', () => {
     expect(view?.logTail[0]).toEqual({ stream: 'stdout', text: 'line 6', at: '2026-01-01T00:00:00.060Z' });
     expect(view?.logTail[19]).toEqual({ stream: 'stderr', text: 'line 25', at: '2026-01-01T00:00:00.250Z' });
     expect(view?.version).toBe(27);
+  });
+
+  it('keeps the recorded process and the artifacts of a task', async () => {
+    const { store, reader, submit, clock } = setup();
+    const taskId = await submit('exec');
+    const sha256 = 'a'.repeat(64);
+    await task(
+      store,
+      taskId,
+      { type: 'task.started', data: { taskId, worker: 'h1' } },
+      {
+        type: 'task.process_started',
+        data: {
+          taskId,
+          spawnId: 'spn-1',
+          host: 'h1',
+          pid: 4242,
+          pgid: 4242,
+          platform: 'linux',
+          startMarker: 'linux:b:7',
+        },
+      },
+    );
+    clock.advance(500);
+    await task(
+      store,
+      taskId,
+      {
+        type: 'task.artifact_recorded',
+        data: { taskId, artifactId: 'art-1', name: 'stdout', path: '/a/stdout', bytes: 12, sha256 },
+      },
+      { type: 'task.artifact_recorded', data: { taskId, artifactId: 'art-2', name: 'stderr', path: '/a/e', bytes: 0 } },
+      { type: 'task.completed', data: { taskId, exitCode: 0 } },
+    );
+    expect(await reader.get<TaskView>('tasks', taskId)).toMatchObject({
+      status: 'completed',
+      process: {
+        spawnId: 'spn-1',
+        host: 'h1',
+        pid: 4242,
+        pgid: 4242,
+        platform: 'linux',
+        startMarker: 'linux:b:7',
+        at: '2026-01-01T00:00:00.000Z',
+      },
+      artifacts: [
+        { artifactId: 'art-1', name: 'stdout', path: '/a/stdout', bytes: 12, sha256, at: '2026-01-01T00:00:00.500Z' },
+        { artifactId: 'art-2', name: 'stderr', path: '/a/e', bytes: 0, sha256: null, at: '2026-01-01T00:00:00.500Z' },
+      ],
+    });
+    // A process or an artifact of a task that is no longer active is refused by the machine: nothing changes.
+    const before = await reader.dump();
+    await task(store, taskId, {
+      type: 'task.artifact_recorded',
+      data: { taskId, artifactId: 'art-3', name: 'late', path: '/a/l', bytes: 1 },
+    });
+    expect(await reader.dump()).toEqual(before);
   });
 
   it('tracks the completion notice from ready to acknowledged', async () => {

@@ -1,11 +1,13 @@
 import {
   type EventData,
   type RecordedEvent,
+  type TaskArtifactRecorded,
   type TaskBlocked,
   type TaskCancelled,
   type TaskCompleted,
   type TaskFailed,
   type TaskLog,
+  type TaskProcessStarted,
   type TaskStarted,
   type TaskSubmitted,
   taskEvents,
@@ -45,6 +47,8 @@ function created(event: RecordedEvent, status: TaskStatus): TaskView {
     summary: null,
     worker: null,
     logTail: [],
+    process: null,
+    artifacts: [],
     completion: 'none',
     submittedAt: event.recordedAt,
     updatedAt: event.recordedAt,
@@ -78,6 +82,14 @@ function changes(task: TaskView, event: RecordedEvent): Partial<TaskView> {
       const d = event.data as EventData<typeof TaskLog>;
       const line = { stream: d.stream, text: d.text, at: event.recordedAt };
       return { logTail: [...task.logTail, line].slice(-LOG_TAIL_LINES) };
+    }
+    case 'task.process_started': {
+      const { taskId: _, startMarker, ...d } = event.data as EventData<typeof TaskProcessStarted>;
+      return { process: { ...d, startMarker: startMarker ?? null, at: event.recordedAt } };
+    }
+    case 'task.artifact_recorded': {
+      const { taskId: _, sha256, ...d } = event.data as EventData<typeof TaskArtifactRecorded>;
+      return { artifacts: [...task.artifacts, { ...d, sha256: sha256 ?? null, at: event.recordedAt }] };
     }
     case 'task.completion_ready':
       return { completion: 'ready' };
@@ -123,13 +135,14 @@ function writeIndexes(tx: ProjectionTx, before: TaskView | undefined, after: Tas
 /**
  * The task board: every detached task (`tasks`), the lanes of each session's board (`board`), and each
  * session's task list (`by-session`). Cancelled tasks move to the `done` lane; deleted tasks are hidden
- * and in no lane but stay in `tasks` for audit; each task keeps the last {@link LOG_TAIL_LINES} log lines.
+ * and in no lane but stay in `tasks` for audit; each task keeps the last {@link LOG_TAIL_LINES} log lines,
+ * its OS process (`task.process_started`) and its artifacts (`task.artifact_recorded`).
  * Statuses come from the task machine (`nextState`); an event it refuses, or one for a task never
  * submitted, leaves the read model unchanged.
  */
 export const taskBoardProjector = defineProjector({
   name: 'task-board',
-  version: 1,
+  version: 2,
   handles: taskEvents.map((e) => e.type),
   apply(event, tx) {
     const { taskId } = event.data as { taskId: string };

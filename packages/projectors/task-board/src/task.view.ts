@@ -1,4 +1,11 @@
-import type { EventData, TaskKind, TaskLog, TaskSubmitted } from '@demiurge/contracts';
+import type {
+  EventData,
+  TaskArtifactRecorded,
+  TaskKind,
+  TaskLog,
+  TaskProcessStarted,
+  TaskSubmitted,
+} from '@demiurge/contracts';
 import type { TaskEventType, TaskState } from '@demiurge/lifecycle';
 
 /** A task's status: any state of the task machine except the pre-creation `none`. */
@@ -17,6 +24,37 @@ export interface TaskLogLine {
   /** When it was recorded. */
   readonly at: string;
 }
+
+/**
+ * The OS process a task runs (its last `task.process_started`): enough to find it again, never enough
+ * alone to signal it (a signal is sent only after `startMarker` is re-read and matches).
+ */
+export interface TaskProcess {
+  readonly spawnId: string;
+  /** The host that spawned it. */
+  readonly host: string;
+  readonly pid: number;
+  readonly pgid: number;
+  readonly platform: string;
+  /** e.g. `linux:<boot id>:<start time>`; null where the platform offers none. */
+  readonly startMarker: string | null;
+  readonly at: string;
+}
+
+/** A recorded artifact of a task (`task.artifact_recorded`), e.g. its full stdout. */
+export interface TaskArtifact {
+  readonly artifactId: string;
+  readonly name: string;
+  readonly path: string;
+  readonly bytes: number;
+  readonly sha256: string | null;
+  readonly at: string;
+}
+
+/** The process fields of a `task.process_started`, as the board keeps them. */
+export type TaskProcessData = Omit<EventData<typeof TaskProcessStarted>, 'taskId'>;
+/** The artifact fields of a `task.artifact_recorded`, as the board keeps them. */
+export type TaskArtifactData = Omit<EventData<typeof TaskArtifactRecorded>, 'taskId'>;
 
 /** One detached task as the board and the control plane read it. */
 export interface TaskView {
@@ -43,6 +81,10 @@ export interface TaskView {
   readonly worker: string | null;
   /** The last {@link LOG_TAIL_LINES} `task.log` lines, oldest first. */
   readonly logTail: readonly TaskLogLine[];
+  /** Its OS process (the last `task.process_started`); null when none was recorded. */
+  readonly process: TaskProcess | null;
+  /** Its recorded artifacts (full output streams...), in record order. */
+  readonly artifacts: readonly TaskArtifact[];
   /** Its completion notice: `ready` after task.completion_ready, `acknowledged` after the parent's ack. */
   readonly completion: 'none' | 'ready' | 'acknowledged';
   readonly submittedAt: string;
