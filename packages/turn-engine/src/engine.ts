@@ -23,7 +23,7 @@ import type { ApprovalRuntime } from './approvals.js';
 import { planModeDecision } from './policy.js';
 import type { ToolRegistry } from './registry.js';
 import type { EffectClass } from './tool.js';
-import { loadTurn, type ToolCallRecord, type TurnRecord, toolResultText } from './turn-state.js';
+import { loadTurn, type ToolCallRecord, type TurnRecord, type TurnSelection, toolResultText } from './turn-state.js';
 
 /**
  * The Agent Core's slot phases around a turn (the host wires them to its SlotRuntime). `input` runs once,
@@ -37,6 +37,7 @@ export interface TurnHooks {
     sessionId: string;
     turnId: string;
     text: string;
+    selection: TurnSelection | null;
   }): Promise<readonly { role: 'user' | 'system'; text: string; writeHistory: boolean }[]>;
   output?(turn: {
     sessionId: string;
@@ -44,6 +45,7 @@ export interface TurnHooks {
     runId: string;
     text: string;
     signal: AbortSignal;
+    selection: TurnSelection | null;
   }): Promise<{ answerMessageId?: string }>;
 }
 
@@ -75,6 +77,8 @@ export interface TurnEngineOptions {
 export interface TurnInput {
   readonly sessionId: string;
   readonly text: string;
+  /** A delegated turn's selections, recorded on turn.started (tools are filtered in the list and at dispatch). */
+  readonly selection?: TurnSelection;
   /** Called once the input, run and turn are committed (admission), before the first model round. */
   readonly onAdmitted?: (ids: { readonly runId: string; readonly turnId: string }) => void;
 }
@@ -201,7 +205,13 @@ export class TurnEngine {
     const { ids, runs, sessions } = this.options;
     const turnId = ids.next(IdPrefix.turn);
     const messageId = ids.next(IdPrefix.message);
-    const context = (await this.options.hooks?.input?.({ sessionId: input.sessionId, turnId, text: input.text })) ?? [];
+    const context =
+      (await this.options.hooks?.input?.({
+        sessionId: input.sessionId,
+        turnId,
+        text: input.text,
+        selection: input.selection ?? null,
+      })) ?? [];
     const { runId, lease, stream: runStream } = runs.startStream(input.sessionId);
     const sessionStream = await sessions.sessionStream(input.sessionId, [
       ...context
@@ -234,6 +244,7 @@ export class TurnEngine {
                 runId,
                 inputMessageId: messageId,
                 ...(context.length > 0 ? { context: context.map((c) => ({ role: c.role, text: c.text })) } : {}),
+                ...(input.selection ? { selection: input.selection as never } : {}),
               },
             },
           ],
@@ -319,7 +330,9 @@ export class TurnEngine {
   private async modelRound(lease: RunLease, turn: TurnRecord, signal: AbortSignal): Promise<void> {
     const { provider, tools, ids } = this.options;
     const messages = await this.transcript(turn);
-    const completion = await collectCompletion(provider.complete({ messages, tools: tools.specs(), signal }));
+    const allowed = turn.selection?.tools;
+    const specs = tools.specs().filter((t) => !allowed || allowed.includes(t.name));
+    const completion = await collectCompletion(provider.complete({ messages, tools: specs, signal }));
     const stepId = `s${turn.steps.length + 1}`;
     const calls = completion.toolCalls.map((c) => ({
       callId: c.id,
@@ -400,13 +413,17 @@ export class TurnEngine {
       return;
     }
     const { tools, sessions, approvals } = this.options;
-    const tool = tools.get(call.name);
+    const allowed = turn.selection?.tools;
+    const tool = !allowed || allowed.includes(call.name) ? tools.get(call.name) : undefined;
     const fail = (code: string, message: string) =>
       this.toolEvents(lease, call, [
         { type: 'tool_call.started', data: { toolCallId: call.streamId } },
         { type: 'tool_call.failed', data: { toolCallId: call.streamId, error: { code, message } } },
       ]);
-    if (!tool) return fail(ErrorCode.ToolFailed, `no tool named ${call.name}; tools: ${tools.names().join(', ')}`);
+    if (!tool) {
+      const names = tools.names().filter((n) => !allowed || allowed.includes(n));
+      return fail(ErrorCode.ToolFailed, `no tool named ${call.name} in this turn; tools: ${names.join(', ')}`);
+    }
     const parsed = tool.input.safeParse(call.arguments);
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
@@ -629,6 +646,7 @@ export class TurnEngine {
           runId: lease.runId,
           text,
           signal,
+          selection: turn.selection,
         }));
       } catch (err) {
         if (err instanceof RunCancelling) throw err;

@@ -12,4 +12,11 @@ export { ToolRegistry } from './registry.js';
 export { createTurnRuntime, type TurnRuntime, type TurnRuntimeOptions, turnProjectors } from './runtime.js';
 export { defineTool, type EffectClass, type ToolContext, type ToolDefinition, type ToolResult } from './tool.js';
 export * from './tools/index.js';
-export { loadTurn, type StepRecord, type ToolCallRecord, type TurnRecord, toolResultText } from './turn-state.js';
+export {
+  loadTurn,
+  type StepRecord,
+  type ToolCallRecord,
+  type TurnRecord,
+  type TurnSelection,
+  toolResultText,
+} from './turn-state.js';

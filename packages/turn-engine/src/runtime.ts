@@ -3,6 +3,7 @@ import {
   controlPlaneProjectors,
   DurableWorkRuntime,
   HostWorkLifecycleRuntime,
+  type KindRegistry,
   RuntimeControlPlane,
 } from '@demiurge/control-plane';
 import type { EventStore, Projector } from '@demiurge/event-store';
@@ -44,6 +45,8 @@ export interface TurnRuntimeOptions
   /** The slot ids a delegated child may select. */
   readonly knownSlots?: { readonly input: readonly string[]; readonly output: readonly string[] };
   readonly runLeaseMs?: number;
+  /** The task kinds the control plane accepts (default: the control plane's). */
+  readonly taskKinds?: KindRegistry;
 }
 
 /** Everything a turn needs, wired on one store. */
@@ -65,7 +68,13 @@ export interface TurnRuntime {
 export function createTurnRuntime(options: TurnRuntimeOptions): TurnRuntime {
   const { store, clock, ids } = options;
   const work = new DurableWorkRuntime({ store, clock, ids, owner: options.owner });
-  const controlPlane = new RuntimeControlPlane({ store, clock, ids, work });
+  const controlPlane = new RuntimeControlPlane({
+    store,
+    clock,
+    ids,
+    work,
+    ...(options.taskKinds ? { kinds: options.taskKinds } : {}),
+  });
   const sessions = new SessionRuntime({ store, ids });
   const runs = new RunRuntime({
     store,

@@ -22,6 +22,14 @@ export interface StepRecord {
   readonly usage: { inputTokens: number; outputTokens: number };
 }
 
+/** What a delegated turn may use: a subset of tools, the core's slots to run, bootstrap or not. */
+export interface TurnSelection {
+  readonly tools?: readonly string[];
+  readonly inputSlots?: 'all' | readonly string[];
+  readonly outputSlots?: 'all' | readonly string[];
+  readonly bootstrap?: boolean;
+}
+
 /** A turn rebuilt from the log alone: its stream, its model rounds and each tool call's record. */
 export interface TurnRecord extends Loaded<TurnState> {
   readonly sessionId: string | null;
@@ -29,6 +37,8 @@ export interface TurnRecord extends Loaded<TurnState> {
   readonly inputMessageId: string | null;
   /** What the input slots added for the model (turn.started). */
   readonly context: readonly { role: 'user' | 'system'; text: string }[];
+  /** A delegated turn's selections (turn.started), or null. */
+  readonly selection: TurnSelection | null;
   readonly steps: readonly StepRecord[];
 }
 
@@ -39,6 +49,7 @@ export async function loadTurn(store: EventStore, turnId: string): Promise<TurnR
   let runId: string | null = null;
   let inputMessageId: string | null = null;
   let context: TurnRecord['context'] = [];
+  let selection: TurnSelection | null = null;
   const steps: StepRecord[] = [];
   for (const event of loaded.events) {
     const d = event.data as Record<string, unknown>;
@@ -47,6 +58,7 @@ export async function loadTurn(store: EventStore, turnId: string): Promise<TurnR
       runId = (d.runId as string | undefined) ?? null;
       inputMessageId = (d.inputMessageId as string | undefined) ?? null;
       context = (d.context as TurnRecord['context'] | undefined) ?? [];
+      selection = (d.selection as TurnSelection | undefined) ?? null;
     } else if (event.type === 'turn.model_responded') {
       const calls: ToolCallRecord[] = [];
       for (const call of d.toolCalls as { callId: string; toolCallId: string; name: string; arguments: unknown }[]) {
@@ -60,7 +72,7 @@ export async function loadTurn(store: EventStore, turnId: string): Promise<TurnR
       });
     }
   }
-  return { ...loaded, sessionId, runId, inputMessageId, context, steps };
+  return { ...loaded, sessionId, runId, inputMessageId, context, selection, steps };
 }
 
 async function loadToolCall(

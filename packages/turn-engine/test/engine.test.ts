@@ -88,7 +88,7 @@ describe('TurnEngine', () => {
     await h.engine.runTurn({ sessionId, text: 'go' });
     const calls = await toolCalls(h);
     expect(calls.map((c) => c.status)).toEqual(['failed', 'failed']);
-    expect(calls[0]!.error?.message).toMatch(/no tool named no_such_tool; tools: read_file/);
+    expect(calls[0]!.error?.message).toMatch(/no tool named no_such_tool in this turn; tools: read_file/);
     expect(calls[1]!.error?.message).toMatch(/invalid read_file arguments at path/);
     expect(await h.verify()).toEqual([]);
   });

@@ -16,10 +16,15 @@ import type { EventStore } from '@demiurge/event-store';
 import { openSqliteEventStore } from '@demiurge/event-store-sqlite';
 import { RunsCollections, type RunView, runsProjector } from '@demiurge/projector-runs';
 import { type ModelProvider, providerFromConfig } from '@demiurge/providers';
-import { createTurnRuntime, type TurnOutcome, type TurnRuntime } from '@demiurge/turn-engine';
-import { Subject } from 'rxjs';
+import { SchedulerRuntime } from '@demiurge/scheduler';
+import { type AgentCore, BackgroundWorkRuntime, loadCore } from '@demiurge/slots';
+import { createTurnRuntime, type TurnHooks, type TurnOutcome, type TurnRuntime } from '@demiurge/turn-engine';
+import { RuntimeTaskWorker, terminalExecHandler, workerTaskKinds } from '@demiurge/workers';
+import { filter, Subject } from 'rxjs';
+import { createAgentSpawnHandler } from './agent-spawn.js';
 import { type ConfigOverrides, type HostConfig, loadConfig } from './config.js';
 import { hostProjectors } from './projectors.js';
+import { createSlotHooks } from './slot-hooks.js';
 
 /** The bundled default Agent Core: `agent/` at the repository root. */
 export const DEFAULT_CORE_DIR = resolve(import.meta.dirname, '..', '..', '..', 'agent');
@@ -78,6 +83,7 @@ export class DemiurgeApp {
   private closing: Promise<void> | undefined;
   private readonly turns = new Set<Promise<unknown>>();
   private readonly loops: { close(): Promise<void> }[] = [];
+  private dispatcherLoop: { close(): Promise<void> } | undefined;
 
   private constructor(
     readonly home: string,
@@ -90,10 +96,18 @@ export class DemiurgeApp {
     readonly operatorAdapter: OperatorAdapter,
     private readonly webhook: DeliveryAdapter | undefined,
     readonly owner: string,
-    readonly coreDir: string,
+    readonly core: AgentCore,
     readonly workspace: string,
     readonly clock: Clock,
+    readonly worker: RuntimeTaskWorker,
+    readonly scheduler: SchedulerRuntime,
+    readonly background: BackgroundWorkRuntime,
   ) {}
+
+  /** The Agent Core directory this host runs. */
+  get coreDir(): string {
+    return this.core.dir;
+  }
 
   static async start(options: AppOptions): Promise<DemiurgeApp> {
     const home = resolve(options.home);
@@ -129,8 +143,13 @@ export class DemiurgeApp {
       synchronous: config.store.synchronous,
     });
     try {
-      const coreDir = resolve(config.core ?? DEFAULT_CORE_DIR);
+      const core = await loadCore(resolve(config.core ?? DEFAULT_CORE_DIR));
       const workspace = realpathSync(resolve(config.workspace ?? process.cwd()));
+      const background = new BackgroundWorkRuntime({
+        onError: (err: unknown) => process.stderr.write(`demiurge: background: ${(err as Error).message}\n`),
+      } as never);
+      let slotHooks: TurnHooks | undefined;
+      let worker: RuntimeTaskWorker | undefined;
       const runtime = createTurnRuntime({
         store,
         clock,
@@ -140,6 +159,69 @@ export class DemiurgeApp {
         workspaceRoot: workspace,
         runLeaseMs: config.leases.run_ms,
         onPlanModeWrite: config.plan_mode.on_write,
+        stepBudget: core.limits.stepBudget,
+        taskKinds: workerTaskKinds,
+        delegationLimits: { maxDepth: core.limits.maxDelegationDepth },
+        knownSlots: {
+          input: [...core.pipelines.input.serial, ...core.pipelines.input.parallel],
+          output: [...core.pipelines.output.serial, ...core.pipelines.output.parallel],
+        },
+        cancelTask: (ref, reason) => (worker ? worker.cancel(ref, reason) : Promise.resolve()),
+        hooks: {
+          input: (turn) => slotHooks!.input!(turn),
+          output: (turn) => slotHooks!.output!(turn),
+        },
+      });
+      slotHooks = createSlotHooks({
+        store,
+        clock,
+        ids,
+        core,
+        sessions: runtime.sessions,
+        host: runtime.host,
+        background,
+        workspaceRoot: workspace,
+      });
+      worker = new RuntimeTaskWorker({
+        store,
+        clock,
+        ids,
+        controlPlane: runtime.controlPlane,
+        host: owner,
+        artifactsDir: join(home, 'runtime', 'artifacts'),
+        graceMs: config.tasks.grace_ms,
+        handlers: {
+          'terminal.exec': terminalExecHandler,
+          'agent.spawn': createAgentSpawnHandler({
+            sessions: runtime.sessions,
+            engine: () => runtime.engine,
+            coreId: core.id,
+          }),
+        },
+      } as ConstructorParameters<typeof RuntimeTaskWorker>[0]);
+      const scheduler = new SchedulerRuntime({
+        store,
+        clock,
+        ids,
+        host: runtime.host,
+        work: runtime.work,
+        controlPlane: runtime.controlPlane,
+        coreId: core.id,
+        owner,
+        schedules: core.dir,
+        startSession: async (spec) => {
+          const { session } = await runtime.sessions.resolve(
+            { coreId: spec.coreId, channel: 'schedule', conversationKey: spec.fireKey },
+            { title: spec.title },
+          );
+          return { sessionId: session.sessionId };
+        },
+        fire: async (fire) => {
+          const outcome = await runtime.engine.runTurn({ sessionId: fire.sessionId, text: fire.prompt });
+          if (outcome.status !== 'completed')
+            throw new Error(`the scheduled turn ended ${outcome.status}: ${outcome.text}`);
+          return { summary: outcome.text };
+        },
       });
       const router = new SessionInteractionRouter();
       const operatorAdapter = createOperatorAdapter();
@@ -158,9 +240,12 @@ export class DemiurgeApp {
         operatorAdapter,
         webhook,
         owner,
-        coreDir,
+        core,
         workspace,
         clock,
+        worker,
+        scheduler,
+        background,
       );
       operatorAdapter.attach((d) => {
         app.pushes$.next({
@@ -232,7 +317,7 @@ export class DemiurgeApp {
 
   /** Cancels a detached task (through the task worker when it runs the task: single-flight cleanup). */
   async cancelTask(ref: { sessionId: string; taskId: string }, reason: string): Promise<void> {
-    await this.runtime.controlPlane.cancelTask(ref, reason);
+    await this.worker.cancel(ref, reason);
   }
 
   /** One dispatch round of deliveries (the background loop does this on its own). */
@@ -246,9 +331,12 @@ export class DemiurgeApp {
    */
   close(): Promise<void> {
     this.closing ??= (async () => {
+      for (const loop of this.loops.filter((l) => l !== this.dispatcherLoop)) await loop.close().catch(() => undefined);
       await this.runtime.engine.close({ drainMs: 2_000 });
+      await this.worker.close();
       await Promise.allSettled([...this.turns]);
-      for (const loop of this.loops.reverse()) await loop.close().catch(() => undefined);
+      if (this.dispatcherLoop) await this.dispatcherLoop.close().catch(() => undefined);
+      await this.background.drain(5_000);
       this.pushes$.complete();
       await this.store.close();
     })();
@@ -268,6 +356,7 @@ export class DemiurgeApp {
   private async recover(resumeRuns: boolean): Promise<void> {
     await this.runtime.work.recover(this.clock.now());
     await this.delivery.recover();
+    await this.worker.recover();
     if (!resumeRuns) return;
     const now = new Date(this.clock.now()).toISOString();
     for (const run of await this.liveRuns()) {
@@ -286,6 +375,50 @@ export class DemiurgeApp {
     });
     dispatcher.start();
     this.loops.push(dispatcher);
+    this.dispatcherLoop = dispatcher;
+    this.loops.push(this.every(250, () => this.worker.runSubmitted(), 'tasks', ['task.submitted']));
+    if (this.config.scheduler.enabled) {
+      this.loops.push(
+        this.every(
+          this.config.scheduler.tick_ms,
+          async () => {
+            await this.scheduler.tick();
+            for (const fire of await this.scheduler.runDue({ limit: 4 })) {
+              if (fire.outcome === 'error')
+                process.stderr.write(`demiurge: schedule ${fire.scheduleId}: ${String(fire.cause)}\n`);
+            }
+          },
+          'scheduler',
+        ),
+      );
+    }
+  }
+
+  /** A background loop: `round` every `ms` (and at once on any of `wakeOn`), one round at a time. */
+  private every(ms: number, round: () => Promise<unknown>, name: string, wakeOn: string[] = []) {
+    let stopped = false;
+    let running: Promise<unknown> = Promise.resolve();
+    let timer: NodeJS.Timeout | undefined;
+    const run = () => {
+      if (stopped) return;
+      clearTimeout(timer);
+      running = running
+        .then(round)
+        .catch((err: Error) => process.stderr.write(`demiurge: ${name}: ${err.message}\n`))
+        .finally(() => {
+          if (!stopped) timer = setTimeout(run, ms);
+        });
+    };
+    const sub = this.store.events$.pipe(filter((e) => wakeOn.includes(e.type))).subscribe(() => setImmediate(run));
+    timer = setTimeout(run, 0);
+    return {
+      async close() {
+        stopped = true;
+        clearTimeout(timer);
+        sub.unsubscribe();
+        await running;
+      },
+    };
   }
 }
 

@@ -2,9 +2,17 @@ import { controlPlaneProjectors } from '@demiurge/control-plane';
 import type { Projector } from '@demiurge/event-store';
 import { runsProjector } from '@demiurge/projector-runs';
 import { sessionsProjector } from '@demiurge/projector-sessions';
+import { scheduleInstancesProjector } from '@demiurge/scheduler';
+import { slotRunsProjector } from '@demiurge/slots';
 
 /**
  * Every read model the host keeps inline with the log: sessions, runs (with tool calls and approvals),
- * the task board, work items, the outbox and the operator status view.
+ * the task board, work items, the outbox, the operator status view, slot runs and schedule instances.
  */
-export const hostProjectors: readonly Projector[] = [sessionsProjector, runsProjector, ...controlPlaneProjectors];
+export const hostProjectors: readonly Projector[] = [
+  sessionsProjector,
+  runsProjector,
+  ...controlPlaneProjectors,
+  slotRunsProjector,
+  scheduleInstancesProjector,
+];

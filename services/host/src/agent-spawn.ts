@@ -1,0 +1,93 @@
+import { taskKindInputs } from '@demiurge/control-plane';
+import type { SessionRuntime } from '@demiurge/sessions';
+import type { TurnEngine, TurnOutcome } from '@demiurge/turn-engine';
+import type { RunningTask, TaskHandler, TaskOutcome } from '@demiurge/workers';
+
+/** How many recent parent messages a `fork` child sees. */
+export const FORK_MESSAGES = 12;
+
+/**
+ * The `agent.spawn` task handler: a child agent turn in a child session (its parent and depth recorded on
+ * `session.created`), `isolated` or `fork` context (recent parent messages), the tools and slot
+ * selections applied by the engine (tool list and dispatch) and the slot hooks; bootstrap off unless
+ * asked. The child's answer is the task's summary: evidence for the parent.
+ */
+export function createAgentSpawnHandler(deps: {
+  readonly sessions: SessionRuntime;
+  readonly engine: () => TurnEngine;
+  readonly coreId: string;
+}): TaskHandler {
+  return {
+    prepare(task) {
+      taskKindInputs['agent.spawn'].parse(task.input);
+      return {};
+    },
+    async start(ctx) {
+      const input = taskKindInputs['agent.spawn'].parse(ctx.task.input) as {
+        goal: string;
+        coreId?: string;
+        contextMode: 'isolated' | 'fork';
+        tools: 'all' | string[];
+        inputSlots: 'all' | string[];
+        outputSlots: 'all' | string[];
+        useBootstrap: boolean;
+      };
+      const parent = await deps.sessions.get(ctx.task.sessionId);
+      const child = await deps.sessions.create({
+        title: `child: ${input.goal.slice(0, 60)}`,
+        coreId: input.coreId ?? deps.coreId,
+        parent: { sessionId: parent.sessionId, taskId: ctx.task.taskId, depth: (parent.parent?.depth ?? 0) + 1 },
+      });
+      if (input.contextMode === 'fork') {
+        const recent = await deps.sessions.history(parent.sessionId, { forModel: true, limit: FORK_MESSAGES });
+        if (recent.length > 0) {
+          await deps.sessions.recordMessage({
+            sessionId: child.sessionId,
+            role: 'system',
+            text: `Context from the parent conversation:\n${recent.map((m) => `${m.role}: ${m.text}`).join('\n')}`,
+          });
+        }
+      }
+      let runId: string | undefined;
+      const outcome = deps.engine().runTurn({
+        sessionId: child.sessionId,
+        text: input.goal,
+        selection: {
+          ...(input.tools === 'all' ? {} : { tools: input.tools }),
+          inputSlots: input.inputSlots,
+          outputSlots: input.outputSlots,
+          bootstrap: input.useBootstrap,
+        },
+        onAdmitted: (ids) => {
+          runId = ids.runId;
+        },
+      });
+      const finished = outcome.then(toTaskOutcome, (err: Error) => ({
+        status: 'failed' as const,
+        error: { code: 'child_failed', message: err.message },
+      }));
+      const running: RunningTask = {
+        finished,
+        async stop(reason) {
+          if (runId) await deps.engine().cancel(runId, reason);
+          return finished;
+        },
+      };
+      return running;
+    },
+  };
+}
+
+function toTaskOutcome(outcome: TurnOutcome): TaskOutcome {
+  switch (outcome.status) {
+    case 'completed':
+      return { status: 'completed', summary: outcome.text };
+    case 'cancelled':
+      return { status: 'cancelled', reason: outcome.text };
+    default:
+      return {
+        status: 'failed',
+        error: outcome.error ?? { code: `child_${outcome.status}`, message: `the child turn ended ${outcome.status}` },
+      };
+  }
+}

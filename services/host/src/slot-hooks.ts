@@ -1,0 +1,136 @@
+import type { Clock, IdGenerator } from '@demiurge/contracts';
+import type { HostWorkLifecycleRuntime } from '@demiurge/control-plane';
+import type { EventStore } from '@demiurge/event-store';
+import { SessionCollections, sessionsProjector, type TranscriptEntry } from '@demiurge/projector-sessions';
+import type { SessionRuntime } from '@demiurge/sessions';
+import {
+  type AgentCore,
+  type BackgroundWorkRuntime,
+  createDeliveryIntents,
+  type DeliverFn,
+  SlotRuntime,
+} from '@demiurge/slots';
+import type { TurnHooks, TurnSelection } from '@demiurge/turn-engine';
+
+export interface SlotHooksOptions {
+  readonly store: EventStore;
+  readonly clock: Clock;
+  readonly ids: IdGenerator;
+  readonly core: AgentCore;
+  readonly sessions: SessionRuntime;
+  readonly host: HostWorkLifecycleRuntime;
+  readonly background: BackgroundWorkRuntime;
+  readonly workspaceRoot: string;
+  readonly onLog?: (line: string) => void;
+}
+
+const pick = (
+  ids: readonly string[],
+  selected: 'all' | readonly string[] | undefined,
+  fallback: 'all' | readonly string[],
+) => {
+  const chosen = selected ?? fallback;
+  return chosen === 'all' ? ids : ids.filter((id) => chosen.includes(id));
+};
+
+/** The core with only the selected slots, pipeline order and serial/parallel groups kept. */
+export function selectCore(core: AgentCore, selection: TurnSelection | null): AgentCore {
+  if (!selection) return core;
+  const p = core.pipelines;
+  return {
+    ...core,
+    pipelines: {
+      bootstrap: { serial: selection.bootstrap ? p.bootstrap.serial : [] },
+      input: {
+        serial: pick(p.input.serial, selection.inputSlots, ['base_input']),
+        parallel: pick(p.input.parallel, selection.inputSlots, ['base_input']),
+      },
+      output: {
+        serial: pick(p.output.serial, selection.outputSlots, ['base_output']),
+        parallel: pick(p.output.parallel, selection.outputSlots, ['base_output']),
+      },
+    },
+  };
+}
+
+/**
+ * The engine's slot hooks over the Agent Core: bootstrap once per session and the input slots before a
+ * turn is admitted; the output slots with the answer before the turn completes. A send is recorded at
+ * most once per (turn, text): an output phase that runs again after a crash finds its earlier send.
+ */
+export function createSlotHooks(options: SlotHooksOptions): TurnHooks {
+  const runtimes = new Map<string, SlotRuntime>();
+  const inner = createDeliveryIntents({
+    store: options.store,
+    ids: options.ids,
+    host: options.host,
+    sessions: options.sessions,
+  });
+  const deliver: DeliverFn = async (intent) => {
+    if (intent.turnId) {
+      const earlier = await turnMessages(options.store, intent.sessionId, intent.turnId);
+      const same = earlier.find((m) => m.role === 'assistant' && m.text === intent.text);
+      if (same) return { messageId: same.messageId, deliveryId: 'already-queued' };
+    }
+    return inner(intent);
+  };
+  const runtimeFor = (selection: TurnSelection | null) => {
+    const key = JSON.stringify(selection ?? null);
+    let runtime = runtimes.get(key);
+    if (!runtime) {
+      runtime = new SlotRuntime({
+        store: options.store,
+        clock: options.clock,
+        ids: options.ids,
+        core: selectCore(options.core, selection),
+        sessions: options.sessions,
+        deliver,
+        background: options.background,
+        workspaceRoot: options.workspaceRoot,
+        ...(options.onLog
+          ? { onLog: (e: { text?: string }) => options.onLog?.(String(e.text ?? JSON.stringify(e))) }
+          : {}),
+      } as ConstructorParameters<typeof SlotRuntime>[0]);
+      runtimes.set(key, runtime);
+    }
+    return runtime;
+  };
+  return {
+    async input(turn) {
+      const slots = runtimeFor(turn.selection);
+      if (!turn.selection || turn.selection.bootstrap)
+        await slots.runBootstrap({ sessionId: turn.sessionId, turnId: turn.turnId });
+      const history = (await options.sessions.history(turn.sessionId, { forModel: true })).map((m) => ({
+        role: m.role,
+        text: m.text,
+      }));
+      const { context } = await slots.runInput({
+        sessionId: turn.sessionId,
+        turnId: turn.turnId,
+        rawText: turn.text,
+        history: history as never,
+      });
+      return context.map((c) => ({ role: c.role, text: c.text, writeHistory: c.writeHistory }));
+    },
+    async output(turn) {
+      const slots = runtimeFor(turn.selection);
+      const { sends, responseText } = await slots.runOutput({
+        sessionId: turn.sessionId,
+        turnId: turn.turnId,
+        responseText: turn.text,
+        signal: turn.signal,
+      });
+      if (sends.length === 0) return {};
+      const messages = await turnMessages(options.store, turn.sessionId, turn.turnId);
+      const answer = messages.find((m) => m.role === 'assistant' && (m.text === responseText || m.text === turn.text));
+      return answer ? { answerMessageId: answer.messageId } : {};
+    },
+  };
+}
+
+async function turnMessages(store: EventStore, sessionId: string, turnId: string): Promise<TranscriptEntry[]> {
+  const all = await store
+    .projection(sessionsProjector.name)
+    .list<TranscriptEntry>(SessionCollections.messages, { prefix: `${sessionId}/` });
+  return all.filter((m) => m.turnId === turnId);
+}
