@@ -1,79 +1,84 @@
-import { DemiurgeError } from '@demiurge/contracts';
-import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
-import { demoCommand } from './commands/demo.js';
-import { eventsCommand } from './commands/events.js';
-import { rebuildCommand } from './commands/rebuild.js';
+import { Command, CommanderError } from 'commander';
+import type { CommandContext } from './command-context.js';
+import { registerDoctor } from './commands/doctor.command.js';
+import { registerEvents } from './commands/events.command.js';
+import { registerInit } from './commands/init.command.js';
+import { registerRebuild } from './commands/rebuild.command.js';
+import { registerRuns } from './commands/runs.command.js';
+import { registerSessions } from './commands/sessions.command.js';
+import { registerStatus } from './commands/status.command.js';
+import { registerTasks } from './commands/tasks.command.js';
+import { registerVerify } from './commands/verify.command.js';
+import { registerWork } from './commands/work.command.js';
 import { resolveHome } from './home.js';
 import { type CommandIo, processIo } from './io.js';
+import { homeOption } from './options.js';
 
 const VERSION = '0.1.0';
 
-function positiveInt(name: string, min: number) {
-  return (value: string): number => {
-    const n = Number(value);
-    if (!Number.isInteger(n) || n < min) throw new InvalidArgumentError(`${name} must be a whole number >= ${min}`);
-    return n;
-  };
-}
-
-const homeOption = () => new Option('--home <dir>', 'the Demiurge home (default: $DEMIURGE_HOME, else ~/.demiurge)');
-
-function buildProgram(io: CommandIo): Command {
+// Command definitions are light (commander only); each command loads its implementation, and with it the
+// runtime packages, when it runs, so `--help` and usage errors answer at once.
+function buildProgram(ctx: CommandContext): Command {
+  const { io } = ctx;
   const program = new Command('demiurge')
     .description('A durable, event-sourced runtime for AI-agent hosts.')
     .version(VERSION)
-    .showHelpAfterError('(run "demiurge --help" for usage)')
-    .configureOutput({ writeOut: (s) => io.out(s.trimEnd()), writeErr: (s) => io.err(s.trimEnd()) })
+    .configureOutput({
+      writeOut: (s) => io.out(s.trimEnd()),
+      writeErr: (s) => io.err(s.trimEnd()),
+      // One line: `demiurge: unknown option '--x' (run "demiurge --help" for usage)`.
+      outputError: (s, write) =>
+        write(
+          `demiurge: ${s
+            .trim()
+            .replace(/^error: /, '')
+            .replace(/\s*\n\s*/g, ' ')} (run "demiurge --help" for usage)`,
+        ),
+    })
     .exitOverride();
+
+  // Subcommands inherit the output and exit settings above (commander copies them at creation).
+  registerInit(program, ctx);
+  registerStatus(program, ctx);
+  registerSessions(program, ctx);
+  registerRuns(program, ctx);
+  registerTasks(program, ctx);
+  registerWork(program, ctx);
+  registerEvents(program, ctx);
+  registerRebuild(program, ctx);
+  registerVerify(program, ctx);
+  registerDoctor(program, ctx);
 
   program
     .command('demo')
     .description('create the embedded store, append a sample session, rebuild the projections and print them')
     .addOption(homeOption())
     .option('--json', 'print one JSON object instead of text', false)
-    .action(async (o: { home?: string; json: boolean }) => demoCommand(resolveHome(o.home), o, io));
-
-  program
-    .command('events')
-    .description('print the event log from a position (NDJSON with --json)')
-    .addOption(homeOption())
-    .option('--json', 'one JSON event per line', false)
-    .option('--from <position>', 'first position to print', positiveInt('--from', 1), 1)
-    .option('--limit <n>', 'print at most n events', positiveInt('--limit', 0))
-    .option('--type <type...>', 'only these event types')
-    .action(async (o: { home?: string; json: boolean; from: number; limit?: number; type?: string[] }) =>
-      eventsCommand(resolveHome(o.home), { json: o.json, from: o.from, limit: o.limit, types: o.type }, io),
+    .action(async (o: { home?: string; json: boolean }) =>
+      (await import('./commands/demo.js')).demoCommand(resolveHome(o.home), o, io),
     );
-
-  program
-    .command('rebuild')
-    .description('reset every projection and replay the log into it')
-    .addOption(homeOption())
-    .option('--json', 'print one JSON report', false)
-    .action(async (o: { home?: string; json: boolean }) => rebuildCommand(resolveHome(o.home), o, io));
 
   return program;
 }
 
 /**
- * Runs the CLI and returns its exit code: 0 done, 1 the runtime refused (a clear message, no stack),
- * 2 a usage error.
+ * Runs the CLI and returns its exit code: 0 done; 1 the runtime refused, a check failed or violations
+ * were found (one line `demiurge: <reason>`, no stack unless DEMIURGE_DEBUG is set); 2 a usage or
+ * configuration error.
  */
 export async function runCli(argv: readonly string[], io: CommandIo = processIo): Promise<number> {
-  const program = buildProgram(io);
+  const ctx: CommandContext = { io, exitCode: 0 };
+  const program = buildProgram(ctx);
   try {
     await program.parseAsync([...argv], { from: 'user' });
-    return 0;
+    return ctx.exitCode;
   } catch (err) {
     if (err instanceof CommanderError) {
       return err.exitCode === 0 || err.code === 'commander.helpDisplayed' || err.code === 'commander.version' ? 0 : 2;
     }
-    if (err instanceof DemiurgeError) {
-      io.err(`demiurge: ${err.message}`);
-      return 1;
-    }
-    io.err(`demiurge: unexpected error: ${err instanceof Error ? err.message : String(err)}`);
+    const { describeError, exitCodeOf } = await import('./cli-errors.js');
+    io.err(`demiurge: ${describeError(err)}`);
     if (process.env.DEMIURGE_DEBUG && err instanceof Error && err.stack) io.err(err.stack);
-    return 1;
+    return exitCodeOf(err);
   }
 }

@@ -1,24 +1,52 @@
 import { existsSync } from 'node:fs';
 import { DemiurgeError, ErrorCode } from '@demiurge/contracts';
 import type { Projector } from '@demiurge/event-store';
-import { openSqliteEventStore, type SqliteEventStore } from '@demiurge/event-store-sqlite';
-import { sessionsProjector } from '@demiurge/projector-sessions';
+import { openSqliteEventStore, type SqliteEventStore, type Synchronous } from '@demiurge/event-store-sqlite';
+import { hostProjectors } from '@demiurge/host';
 import type { HomePaths } from './home.js';
 
-/** The read models the runtime keeps inline with its log. */
-export const runtimeProjectors: readonly Projector[] = [sessionsProjector];
+/** The read models the runtime keeps inline with its log: the host's (sessions, runs, tasks, work...). */
+export const runtimeProjectors: readonly Projector[] = hostProjectors;
 
-/** There is no runtime database where a read-only command looked. */
+/** The names of {@link runtimeProjectors}, in registration order. */
+export const runtimeProjectorNames: readonly string[] = runtimeProjectors.map((p) => p.name);
+
+/** There is no runtime database where a command that reads it looked. */
 export class NoDatabaseError extends DemiurgeError {
   override readonly name = 'NoDatabaseError';
   readonly code = ErrorCode.CorruptDatabase;
   constructor(readonly path: string) {
-    super(`no runtime database at ${path}; run "demiurge demo" (or pass --home) first`);
+    super(`no runtime database at ${path}; run "demiurge init" (or pass --home) first`);
   }
 }
 
-/** Opens the home's store; `mustExist` for commands that only read or rebuild. */
-export async function openRuntimeStore(paths: HomePaths, mustExist: boolean): Promise<SqliteEventStore> {
+export interface OpenStoreOptions {
+  /** Refuse ({@link NoDatabaseError}) instead of creating the database: every command but `init`/`demo`. */
+  readonly mustExist: boolean;
+  readonly synchronous?: Synchronous;
+}
+
+/** Opens the home's store with the host's projectors. */
+export async function openRuntimeStore(
+  paths: HomePaths,
+  options: boolean | OpenStoreOptions,
+): Promise<SqliteEventStore> {
+  const { mustExist, synchronous } =
+    typeof options === 'boolean' ? { mustExist: options, synchronous: undefined } : options;
   if (mustExist && !existsSync(paths.database)) throw new NoDatabaseError(paths.database);
-  return openSqliteEventStore({ path: paths.database, projectors: runtimeProjectors });
+  return openSqliteEventStore({
+    path: paths.database,
+    projectors: runtimeProjectors,
+    ...(synchronous ? { synchronous } : {}),
+  });
+}
+
+/** Opens the home's store (which must exist), runs `fn`, and closes the store whatever happens. */
+export async function withRuntimeStore<T>(paths: HomePaths, fn: (store: SqliteEventStore) => Promise<T>): Promise<T> {
+  const store = await openRuntimeStore(paths, true);
+  try {
+    return await fn(store);
+  } finally {
+    await store.close();
+  }
 }

@@ -19,7 +19,7 @@ describe('demiurge CLI (child process)', () => {
     expect(run.stderr).toBe('');
     expect(run.code).toBe(0);
     expect(run.stdout).toContain(`store    ${db()}`);
-    expect(run.stdout).toMatch(/log {6}9 events; rebuilt 9 into 1 projection\(s\)/);
+    expect(run.stdout).toMatch(/log {6}9 events; rebuilt 9 into 6 projection\(s\)/);
     expect(run.stdout).toMatch(/session ses_[0-9A-Z]{26} {2}"Demo: planning a trip" {2}\[active\]/);
     expect(run.stdout).toContain('assistant About 180 EUR');
     expect(run.stdout).toMatch(/projection sessions v\d+ at position 9: bindings=1 messages=4 sessions=1 turns=2/);
@@ -54,16 +54,19 @@ describe('demiurge CLI (child process)', () => {
     raw.close();
     const run = await demiurge(['rebuild', '--json', '--home', home.path]);
     expect(run.code).toBe(0);
-    expect(JSON.parse(run.stdout)).toMatchObject({
+    const report = JSON.parse(run.stdout) as { projections: { name: string; position: number }[] };
+    expect(report).toMatchObject({
       head: 9,
-      eventsApplied: 9,
-      projections: [{ name: 'sessions', version: expect.any(Number), position: 9 }],
+      rebuilt: ['sessions', 'runs', 'task-board', 'work-items', 'outbox', 'operator-status'],
     });
+    expect(report.projections.map((p) => [p.name, p.position])).toEqual(
+      ['sessions', 'runs', 'task-board', 'work-items', 'outbox', 'operator-status'].map((n) => [n, 9]),
+    );
     const after = new Database(db(), { readonly: true });
     expect(after.prepare('SELECT collection, id, doc FROM projection_documents ORDER BY 1, 2').all()).toEqual(before);
     after.close();
     const text = await demiurge(['rebuild', '--home', home.path]);
-    expect(text.stdout).toContain('rebuilt 1 projection(s) from 9 events');
+    expect(text.stdout).toContain('rebuilt 6 projection(s) from 9 events');
   });
 
   it('refuses a garbage database with a clear message, no stack, and leaves it untouched', async () => {
@@ -71,7 +74,7 @@ describe('demiurge CLI (child process)', () => {
     writeFileSync(db(), 'not a database at all'.repeat(100));
     const sha = () => createHash('sha256').update(readFileSync(db())).digest('hex');
     const before = sha();
-    for (const args of [['demo'], ['events'], ['rebuild']]) {
+    for (const args of [['demo'], ['events'], ['rebuild'], ['status'], ['verify']]) {
       const run = await demiurge([...args, '--home', home.path]);
       expect(run.code).toBe(1);
       expect(run.stderr).toMatch(

@@ -1,27 +1,50 @@
+import { UsageError } from '../cli-errors.js';
 import type { HomePaths } from '../home.js';
 import type { CommandIo } from '../io.js';
+import { progressBar } from '../progress.js';
 import { renderSummaries } from '../render.js';
-import { openRuntimeStore } from '../runtime-store.js';
+import { runtimeProjectorNames, withRuntimeStore } from '../runtime-store.js';
 import { summarizeProjections } from './summaries.js';
 
-/** `demiurge rebuild`: resets every projection and replays the log into it, in batches, with progress. */
-export async function rebuildCommand(paths: HomePaths, options: { json: boolean }, io: CommandIo): Promise<void> {
-  const store = await openRuntimeStore(paths, true);
-  try {
-    let lastShown = 0;
-    const report = await store.rebuild({
-      onProgress: (p) => {
-        if (options.json || (p.position - lastShown < 50_000 && p.position < p.head)) return;
-        lastShown = p.position;
-        io.err(`rebuild: ${p.position}/${p.head} (${p.eventsApplied} events applied)`);
-      },
-    });
-    const projections = await summarizeProjections(store);
+export interface RebuildOptions {
+  readonly json: boolean;
+  /** Only this projector; default every one. */
+  readonly projector?: string | undefined;
+}
+
+/** Refuses a projector name the runtime does not register (exit 2), naming the ones it does. */
+export function checkProjectorName(name: string): void {
+  if (!runtimeProjectorNames.includes(name)) {
+    throw new UsageError(`unknown projector "${name}"; projectors: ${runtimeProjectorNames.join(', ')}`);
+  }
+}
+
+/**
+ * `demiurge rebuild`: resets the projections and replays the log into them in batches, with a progress bar
+ * on a terminal and one summary line otherwise.
+ */
+export async function rebuildCommand(paths: HomePaths, options: RebuildOptions, io: CommandIo): Promise<void> {
+  if (options.projector) checkProjectorName(options.projector);
+  await withRuntimeStore(paths, async (store) => {
+    const bar = progressBar(io.progress, 'rebuild');
+    let report: Awaited<ReturnType<typeof store.rebuild>>;
+    try {
+      report = await store.rebuild({
+        ...(options.projector ? { projectors: [options.projector] } : {}),
+        onProgress: (p) => bar?.update(p.position, p.head),
+      });
+    } finally {
+      bar?.stop();
+    }
+    const rebuilt = report.projectors.map((p) => p.name);
+    const projections = (await summarizeProjections(store)).filter((s) => rebuilt.includes(s.name));
+    const head = await store.head();
     if (options.json) {
       io.out(
         JSON.stringify({
           database: paths.database,
-          head: await store.head(),
+          head,
+          rebuilt,
           eventsApplied: report.eventsApplied,
           durationMs: report.durationMs,
           projections,
@@ -30,10 +53,8 @@ export async function rebuildCommand(paths: HomePaths, options: { json: boolean 
       return;
     }
     io.out(
-      `rebuilt ${projections.length} projection(s) from ${await store.head()} events (${report.eventsApplied} applied) in ${report.durationMs} ms`,
+      `rebuilt ${rebuilt.length} projection(s) from ${head} events (${report.eventsApplied} applied) in ${report.durationMs} ms`,
     );
     for (const line of renderSummaries(projections)) io.out(line);
-  } finally {
-    await store.close();
-  }
+  });
 }

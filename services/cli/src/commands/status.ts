@@ -1,0 +1,168 @@
+import type { OperatorStatus } from '@demiurge/control-plane';
+import { type HostConfig, loadConfig } from '@demiurge/host';
+import type { NeedsOperatorEntry } from '@demiurge/projector-operator-status';
+import { type ApprovalEntry, type LiveRunEntry, RunsCollections } from '@demiurge/projector-runs';
+import { SessionCollections, type SessionView } from '@demiurge/projector-sessions';
+import { counts, describeLease, orDash, shorten, table } from '../format.js';
+import type { HomePaths } from '../home.js';
+import type { CommandIo } from '../io.js';
+import { cliRuntime } from '../runtime.js';
+import { openRuntimeStore } from '../runtime-store.js';
+
+/** A live run as the status shows it: with whether its owner's lease has run out. */
+export interface StatusRun extends LiveRunEntry {
+  readonly leaseExpired: boolean;
+}
+
+/** What `demiurge status --json` prints. */
+export interface StatusReport {
+  readonly home: string;
+  readonly database: string;
+  readonly head: number;
+  readonly config: { readonly provider: string; readonly model: string | null; readonly core: string | null };
+  readonly sessions: { readonly active: number; readonly archived: number; readonly total: number };
+  readonly runs: { readonly live: readonly StatusRun[] };
+  readonly approvals: { readonly open: readonly ApprovalEntry[] };
+  /** Task counts by status (every kind). */
+  readonly tasks: Readonly<Record<string, number>>;
+  /** Work counts by kind, then status. */
+  readonly work: Readonly<Record<string, Readonly<Record<string, number>>>>;
+  /** Delivery counts by channel, then status. */
+  readonly deliveries: Readonly<Record<string, Readonly<Record<string, number>>>>;
+  readonly running: OperatorStatus['running'];
+  readonly pendingCompletions: number;
+  readonly needsOperator: readonly NeedsOperatorEntry[];
+  readonly lastError: OperatorStatus['lastError'];
+}
+
+/** `work/<kind>/<status>` keys → kind → status → count (a kind may contain dots, never a slash). */
+function splitCounts(all: Record<string, number>, aggregate: string): Record<string, Record<string, number>> {
+  const out: Record<string, Record<string, number>> = {};
+  for (const [key, n] of Object.entries(all)) {
+    if (!key.startsWith(`${aggregate}/`)) continue;
+    const rest = key.slice(aggregate.length + 1);
+    const cut = rest.lastIndexOf('/');
+    const kind = rest.slice(0, cut);
+    const status = rest.slice(cut + 1);
+    out[kind] = { ...out[kind], [status]: n };
+  }
+  return out;
+}
+
+function byStatus(byKind: Record<string, Record<string, number>>): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const statuses of Object.values(byKind)) {
+    for (const [status, n] of Object.entries(statuses)) out[status] = (out[status] ?? 0) + n;
+  }
+  return out;
+}
+
+export async function statusCommand(paths: HomePaths, options: { json: boolean }, io: CommandIo): Promise<void> {
+  const config: HostConfig = loadConfig(paths.home);
+  const store = await openRuntimeStore(paths, { mustExist: true, synchronous: config.store.synchronous });
+  let report: StatusReport;
+  try {
+    const sessions = await store.projection('sessions').list<SessionView>(SessionCollections.sessions);
+    const runsReader = store.projection('runs');
+    const now = Date.now();
+    const live = (await runsReader.list<LiveRunEntry>(RunsCollections.liveRuns)).map((r) => ({
+      ...r,
+      leaseExpired: r.leaseUntil === null || Date.parse(r.leaseUntil) <= now,
+    }));
+    const open = await runsReader.list<ApprovalEntry>(RunsCollections.openApprovals);
+    const operator = await cliRuntime(store).host.status();
+    const active = sessions.filter((s) => s.status === 'active').length;
+    report = {
+      home: paths.home,
+      database: paths.database,
+      head: await store.head(),
+      config: {
+        provider: config.provider.name,
+        model: config.provider.model ?? null,
+        core: config.core ?? null,
+      },
+      sessions: { active, archived: sessions.length - active, total: sessions.length },
+      runs: { live },
+      approvals: { open },
+      tasks: byStatus(splitCounts(operator.counts, 'task')),
+      work: splitCounts(operator.counts, 'work'),
+      deliveries: splitCounts(operator.counts, 'delivery'),
+      running: operator.running,
+      pendingCompletions: operator.pendingCompletions.length,
+      needsOperator: operator.needsOperator as NeedsOperatorEntry[],
+      lastError: operator.lastError,
+    };
+  } finally {
+    await store.close();
+  }
+  if (options.json) return io.out(JSON.stringify(report));
+  for (const line of renderStatus(report, Date.now())) io.out(line);
+}
+
+export function renderStatus(r: StatusReport, now: number): string[] {
+  const lines = [
+    `home      ${r.home}`,
+    `log       head ${r.head}`,
+    `config    provider ${r.config.provider}${r.config.model ? ` (${r.config.model})` : ''}, core ${r.config.core ?? '(bundled)'}`,
+    `sessions  ${r.sessions.active} active, ${r.sessions.archived} archived`,
+    `runs      ${r.runs.live.length} live`,
+  ];
+  if (r.runs.live.length > 0) {
+    lines.push(
+      ...table(
+        r.runs.live,
+        [
+          { heading: 'run', cell: (x) => x.runId },
+          { heading: 'session', cell: (x) => x.sessionId },
+          { heading: 'status', cell: (x) => x.status },
+          { heading: 'owner', cell: (x) => orDash(x.owner) },
+          { heading: 'lease', cell: (x) => describeLease(x.leaseUntil, now) },
+        ],
+        '  ',
+      ),
+    );
+  }
+  lines.push(`approvals ${r.approvals.open.length} open`);
+  if (r.approvals.open.length > 0) {
+    lines.push(
+      ...table(
+        r.approvals.open,
+        [
+          { heading: 'approval', cell: (a) => a.approvalId },
+          { heading: 'status', cell: (a) => a.status },
+          { heading: 'tool', cell: (a) => orDash(a.tool) },
+          { heading: 'expires', cell: (a) => orDash(a.expiresAt) },
+        ],
+        '  ',
+      ),
+    );
+  }
+  lines.push(`tasks     ${counts(r.tasks)}`);
+  const work = Object.entries(r.work).sort(([a], [b]) => a.localeCompare(b));
+  lines.push(`work      ${work.length === 0 ? 'none' : ''}`.trimEnd());
+  for (const [kind, statuses] of work) lines.push(`  ${kind}: ${counts(statuses)}`);
+  const deliveries = Object.entries(r.deliveries);
+  if (deliveries.length > 0) {
+    lines.push('deliveries');
+    for (const [channel, statuses] of deliveries) lines.push(`  ${channel}: ${counts(statuses)}`);
+  }
+  lines.push(`completions pending: ${r.pendingCompletions}`);
+  lines.push(`needs operator: ${r.needsOperator.length === 0 ? 'nothing' : r.needsOperator.length}`);
+  for (const n of r.needsOperator) {
+    lines.push(
+      `  ${n.aggregate} ${n.id}  ${n.kind}  [${n.status}]  ${shorten(n.reason, 60)}  (allowed: ${n.allowed.join(', ') || 'none'})`,
+    );
+  }
+  const last = r.lastError as {
+    aggregate: string;
+    id: string;
+    error: { code: string; message: string };
+    at: string;
+  } | null;
+  lines.push(
+    last
+      ? `last error: ${last.aggregate} ${last.id} at ${last.at}: ${last.error.code}: ${shorten(last.error.message, 80)}`
+      : 'last error: none',
+  );
+  return lines;
+}

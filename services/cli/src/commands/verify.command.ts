@@ -1,0 +1,20 @@
+import type { Command } from 'commander';
+import { action, type CommandContext } from '../command-context.js';
+import { resolveHome } from '../home.js';
+import { homeOption, type JsonOptions, jsonOption } from '../options.js';
+
+/** `demiurge verify` (the implementation loads on use: `verify.ts`). */
+export function registerVerify(program: Command, ctx: CommandContext): void {
+  program
+    .command('verify')
+    .description(
+      'check a snapshot of the store: every stream against its lifecycle machine, the seed invariants, and every projection against a fresh rebuild (exit 1 on any violation)',
+    )
+    .addOption(homeOption())
+    .addOption(jsonOption('print one JSON report'))
+    .action(
+      action(ctx, async (o: JsonOptions) =>
+        (await import('./verify.js')).verifyCommand(resolveHome(o.home), o, ctx.io),
+      ),
+    );
+}

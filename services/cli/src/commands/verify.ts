@@ -1,0 +1,145 @@
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { openSqliteEventStore } from '@demiurge/event-store-sqlite';
+import { type LogViolation, verifyLog } from '@demiurge/lifecycle';
+import { ExitCode } from '../cli-errors.js';
+import type { HomePaths } from '../home.js';
+import type { CommandIo } from '../io.js';
+import { NoDatabaseError, runtimeProjectors } from '../runtime-store.js';
+import { readSchemaInfo, snapshotDatabase } from '../sqlite-file.js';
+import { checkInvariants, Invariant, type InvariantFinding } from '../verify/invariants.js';
+import { describeDifference, diffProjection, type ProjectionDifference } from '../verify/projection-diff.js';
+
+/** How many log violations and projection differences the report lists (all are counted). */
+const REPORT_LIMIT = 100;
+
+/** What `demiurge verify --json` prints. */
+export interface VerifyReport {
+  readonly ok: boolean;
+  readonly database: string;
+  readonly head: number;
+  readonly durationMs: number;
+  readonly log: {
+    readonly ok: boolean;
+    readonly eventsChecked: number;
+    readonly streams: number;
+    readonly violationCount: number;
+    readonly violations: readonly LogViolation[];
+  };
+  readonly invariants: {
+    readonly ok: boolean;
+    readonly checked: readonly Invariant[];
+    readonly findings: readonly InvariantFinding[];
+  };
+  readonly projections: {
+    readonly ok: boolean;
+    readonly checked: readonly string[];
+    readonly differenceCount: number;
+    readonly differences: readonly ProjectionDifference[];
+    /** Facts that are not violations (a projection the next open rebuilds, one behind the head). */
+    readonly notes: readonly string[];
+  };
+}
+
+/** Notes on the snapshot's projector checkpoints, read before the store opens it (and catches them up). */
+function checkpointNotes(path: string): string[] {
+  const info = readSchemaInfo(path);
+  const notes: string[] = [];
+  for (const p of runtimeProjectors) {
+    const cp = info.checkpoints.find((c) => c.name === p.name);
+    if (!cp) notes.push(`projection ${p.name} was never built in this store; opening it builds it from the log`);
+    else if (cp.version !== p.version) {
+      notes.push(
+        `projection ${p.name} is at version ${cp.version}, this code has ${p.version}; the next open rebuilds it`,
+      );
+    } else if (cp.position < info.head) {
+      notes.push(`projection ${p.name} is at position ${cp.position} of ${info.head}; the next open catches it up`);
+    }
+  }
+  return notes;
+}
+
+/**
+ * Verifies a consistent copy of the store (`VACUUM INTO` a private temp dir; the user's file is only read):
+ * the log through the machines, the invariants on the live projections, and each projection equal to a
+ * rebuild of the copy.
+ */
+export async function verifyCommand(paths: HomePaths, options: { json: boolean }, io: CommandIo): Promise<ExitCode> {
+  if (!existsSync(paths.database)) throw new NoDatabaseError(paths.database);
+  const started = Date.now();
+  const dir = mkdtempSync(join(tmpdir(), 'demiurge-verify-'));
+  try {
+    const copy = join(dir, 'runtime.sqlite3');
+    snapshotDatabase(paths.database, copy);
+    const notes = checkpointNotes(copy);
+    const store = await openSqliteEventStore({ path: copy, projectors: runtimeProjectors, synchronous: 'NORMAL' });
+    let report: VerifyReport;
+    try {
+      const log = await verifyLog(store.iterate(), { maxViolations: REPORT_LIMIT });
+      const findings = await checkInvariants(store, Date.now());
+      const live = new Map<string, Awaited<ReturnType<ReturnType<typeof store.projection>['dump']>>>();
+      for (const name of store.projectorNames) live.set(name, await store.projection(name).dump());
+      await store.rebuild();
+      const differences: ProjectionDifference[] = [];
+      for (const name of store.projectorNames) {
+        differences.push(...diffProjection(name, live.get(name)!, await store.projection(name).dump()));
+      }
+      report = {
+        ok: log.ok && findings.length === 0 && differences.length === 0,
+        database: paths.database,
+        head: await store.head(),
+        durationMs: Date.now() - started,
+        log: { ...log, violations: [...log.violations] },
+        invariants: { ok: findings.length === 0, checked: Object.values(Invariant), findings },
+        projections: {
+          ok: differences.length === 0,
+          checked: [...store.projectorNames],
+          differenceCount: differences.length,
+          differences: differences.slice(0, REPORT_LIMIT),
+          notes,
+        },
+      };
+    } finally {
+      await store.close();
+    }
+    if (options.json) io.out(JSON.stringify(report));
+    else for (const line of renderVerifyReport(report)) io.out(line);
+    return report.ok ? ExitCode.ok : ExitCode.failure;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+const more = (shown: number, total: number) => (total > shown ? [`        ... and ${total - shown} more`] : []);
+
+export function renderVerifyReport(r: VerifyReport): string[] {
+  const lines = [`verify ${r.database}: head ${r.head}, ${r.log.streams} stream(s)`];
+  if (r.log.ok)
+    lines.push(
+      `ok    log: ${r.log.eventsChecked} event(s) in ${r.log.streams} stream(s) follow their lifecycle machines`,
+    );
+  else {
+    lines.push(`fail  log: ${r.log.violationCount} violation(s)`);
+    for (const v of r.log.violations) lines.push(`        ${v.kind}: ${v.message}`);
+    lines.push(...more(r.log.violations.length, r.log.violationCount));
+  }
+  if (r.invariants.ok) lines.push(`ok    invariants: ${r.invariants.checked.join(', ')}`);
+  else {
+    lines.push(`fail  invariants: ${r.invariants.findings.length} finding(s)`);
+    for (const f of r.invariants.findings) lines.push(`        ${f.invariant}: ${f.message}`);
+  }
+  if (r.projections.ok) {
+    lines.push(
+      `ok    projections: ${r.projections.checked.length} equal a fresh rebuild (${r.projections.checked.join(', ')})`,
+    );
+  } else {
+    lines.push(`fail  projections: ${r.projections.differenceCount} document(s) differ from a fresh rebuild`);
+    for (const d of r.projections.differences) lines.push(`        ${describeDifference(d)}`);
+    lines.push(...more(r.projections.differences.length, r.projections.differenceCount));
+  }
+  for (const n of r.projections.notes) lines.push(`note  ${n}`);
+  const problems = r.log.violationCount + r.invariants.findings.length + r.projections.differenceCount;
+  lines.push(r.ok ? `verify: ok (${r.durationMs} ms)` : `verify: ${problems} problem(s) found`);
+  return lines;
+}

@@ -1,0 +1,90 @@
+import { closeSync, existsSync, openSync, readSync, statSync } from 'node:fs';
+import { CorruptDatabaseError } from '@demiurge/event-store';
+import Database from 'better-sqlite3';
+
+// The CLI's only direct SQLite access: a consistent copy for `verify` and a read-only look at the schema
+// version for `doctor`, neither of which the EventStore port offers. Both open the file read-only, so the
+// user's store is never written. TODO: move both into @demiurge/event-store-sqlite (`snapshotDatabase`,
+// `readSchemaInfo`) and drop better-sqlite3 from the CLI.
+
+const SQLITE_HEADER = Buffer.from('SQLite format 3\0', 'latin1');
+
+/** Refuses a file that is not an SQLite database, with the store's own error, before SQLite touches it. */
+export function assertSqliteFile(path: string): void {
+  const stat = statSync(path);
+  if (!stat.isFile()) throw new CorruptDatabaseError(path, 'not a regular file');
+  if (stat.size === 0) return;
+  const header = Buffer.alloc(16);
+  const fd = openSync(path, 'r');
+  try {
+    readSync(fd, header, 0, 16, 0);
+  } finally {
+    closeSync(fd);
+  }
+  if (!header.equals(SQLITE_HEADER)) throw new CorruptDatabaseError(path, 'not an SQLite file: its header is wrong');
+}
+
+function openReadOnly(path: string): Database.Database {
+  assertSqliteFile(path);
+  try {
+    const db = new Database(path, { readonly: true, fileMustExist: true });
+    db.pragma('busy_timeout = 5000');
+    return db;
+  } catch (err) {
+    throw new CorruptDatabaseError(path, (err as Error).message, { cause: err });
+  }
+}
+
+/**
+ * Copies the database, WAL content included, as one consistent snapshot (`VACUUM INTO` on a read-only
+ * connection: another process may keep writing meanwhile). `dest` must not exist.
+ */
+export function snapshotDatabase(path: string, dest: string): void {
+  if (existsSync(dest)) throw new Error(`snapshot target ${dest} exists`);
+  const db = openReadOnly(path);
+  try {
+    db.prepare('VACUUM INTO ?').run(dest);
+  } catch (err) {
+    throw new CorruptDatabaseError(path, `could not copy it: ${(err as Error).message}`, { cause: err });
+  } finally {
+    db.close();
+  }
+}
+
+/** The schema facts `doctor` reports, read without migrating anything. */
+export interface SchemaInfo {
+  /** `PRAGMA user_version`: the last migration applied (0 for a new, empty file). */
+  readonly version: number;
+  /** The tables in the file. */
+  readonly tables: readonly string[];
+  /** The projector checkpoints recorded in the file (name, version, position). */
+  readonly checkpoints: readonly { name: string; version: number; position: number }[];
+  /** The last log position. */
+  readonly head: number;
+}
+
+export function readSchemaInfo(path: string): SchemaInfo {
+  const db = openReadOnly(path);
+  try {
+    const version = db.pragma('user_version', { simple: true }) as number;
+    const tables = (
+      db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all() as { name: string }[]
+    ).map((t) => t.name);
+    const checkpoints = tables.includes('projector_checkpoints')
+      ? (db.prepare('SELECT name, version, position FROM projector_checkpoints ORDER BY name').all() as {
+          name: string;
+          version: number;
+          position: number;
+        }[])
+      : [];
+    const head = tables.includes('events')
+      ? ((db.prepare('SELECT COALESCE(MAX(position), 0) AS head FROM events').get() as { head: number }).head ?? 0)
+      : 0;
+    return { version, tables, checkpoints, head };
+  } catch (err) {
+    if (err instanceof CorruptDatabaseError) throw err;
+    throw new CorruptDatabaseError(path, (err as Error).message, { cause: err });
+  } finally {
+    db.close();
+  }
+}

@@ -1,0 +1,106 @@
+import type { EventStore } from '@demiurge/event-store';
+import { isRunFinal, type LiveRunEntry, RunsCollections, type RunView } from '@demiurge/projector-runs';
+import {
+  type BoardEntry,
+  type SessionTaskEntry,
+  TaskBoardCollections,
+  type TaskStatus,
+  type TaskView,
+} from '@demiurge/projector-task-board';
+
+/** The seed invariants `demiurge verify` checks on the read models. */
+export const Invariant = {
+  /** Cancelled (and otherwise ended) tasks leave the active lanes at once (seed 000). */
+  endedTasksLeaveActiveLanes: 'ended-tasks-leave-active-lanes',
+  /** A deleted task is hidden: in no lane, on no board, hidden in its session's list; kept for audit. */
+  deletedTasksHidden: 'deleted-tasks-hidden',
+  /** A terminal run leaves no non-resumable active task (seed 000). */
+  terminalRunsLeaveNoActiveTasks: 'terminal-runs-leave-no-active-tasks',
+  /** Every live run has an owner whose lease is still valid; otherwise it waits for recovery. */
+  liveRunsHaveAnOwner: 'live-runs-have-a-valid-owner-lease',
+} as const;
+export type Invariant = (typeof Invariant)[keyof typeof Invariant];
+
+/** One place where the read models break an invariant. */
+export interface InvariantFinding {
+  readonly invariant: Invariant;
+  /** The task or run id. */
+  readonly subject: string;
+  readonly message: string;
+}
+
+const ACTIVE_LANES = new Set(['active', 'waiting', 'blocked']);
+const GOING: readonly TaskStatus[] = ['created', 'active', 'waiting', 'blocked'];
+
+/**
+ * Checks the seed invariants on a store's live projections (task board, runs) as of `now` (for leases).
+ * Reads only; each finding names the invariant, the task or run, and what is wrong.
+ */
+export async function checkInvariants(store: EventStore, now: number): Promise<InvariantFinding[]> {
+  const findings: InvariantFinding[] = [];
+  const board = store.projection('task-board');
+  const runs = store.projection('runs');
+  const tasks = await board.list<TaskView>(TaskBoardCollections.tasks);
+  const entries = await board.entries<BoardEntry>(TaskBoardCollections.board);
+  const sessionEntries = await board.entries<SessionTaskEntry>(TaskBoardCollections.bySession);
+  const boardOf = new Map<string, { id: string; doc: BoardEntry }[]>();
+  for (const e of entries) boardOf.set(e.doc.taskId, [...(boardOf.get(e.doc.taskId) ?? []), e]);
+  const listedOf = new Map(sessionEntries.map((e) => [e.doc.taskId, e]));
+  const runCache = new Map<string, RunView | undefined>();
+  const runOf = async (runId: string) => {
+    if (!runCache.has(runId)) runCache.set(runId, await runs.get<RunView>(RunsCollections.runs, runId));
+    return runCache.get(runId);
+  };
+
+  for (const task of tasks) {
+    const found = (invariant: Invariant, message: string) =>
+      findings.push({ invariant, subject: task.taskId, message: `task ${task.taskId} ${message}` });
+    const onBoard = boardOf.get(task.taskId) ?? [];
+    if (!GOING.includes(task.status)) {
+      if (task.lane && ACTIVE_LANES.has(task.lane))
+        found(Invariant.endedTasksLeaveActiveLanes, `is ${task.status} but its lane is ${task.lane}`);
+      for (const e of onBoard.filter((b) => ACTIVE_LANES.has(b.doc.lane))) {
+        found(
+          Invariant.endedTasksLeaveActiveLanes,
+          `is ${task.status} but is on the board in the ${e.doc.lane} lane (board/${e.id})`,
+        );
+      }
+    }
+    if (task.status === 'deleted') {
+      const listed = listedOf.get(task.taskId);
+      if (!task.hidden) found(Invariant.deletedTasksHidden, 'is deleted but not hidden');
+      if (task.lane) found(Invariant.deletedTasksHidden, `is deleted but still in the ${task.lane} lane`);
+      for (const e of onBoard) found(Invariant.deletedTasksHidden, `is deleted but still on the board (board/${e.id})`);
+      if (listed && !listed.doc.hidden) {
+        found(Invariant.deletedTasksHidden, `is deleted but its session lists it as visible (by-session/${listed.id})`);
+      }
+    }
+    if (task.runId) {
+      const run = await runOf(task.runId);
+      const stuck =
+        task.status === 'created' ||
+        task.status === 'active' ||
+        (task.status === 'blocked' && task.blocked?.resumable === false);
+      if (run && isRunFinal(run.status) && stuck) {
+        const what = task.status === 'blocked' ? 'blocked and not resumable' : task.status;
+        found(Invariant.terminalRunsLeaveNoActiveTasks, `is ${what} but its run ${run.runId} is ${run.status}`);
+      }
+    }
+  }
+
+  for (const live of await runs.list<LiveRunEntry>(RunsCollections.liveRuns)) {
+    const run = (await runOf(live.runId)) ?? live;
+    const found = (message: string) =>
+      findings.push({
+        invariant: Invariant.liveRunsHaveAnOwner,
+        subject: live.runId,
+        message: `run ${live.runId} is ${run.status} ${message}`,
+      });
+    if (!run.owner) found('and has no owner (waiting for recovery)');
+    else if (!run.leaseUntil) found(`and its owner ${run.owner} holds no lease`);
+    else if (Date.parse(run.leaseUntil) <= now) {
+      found(`but its owner ${run.owner}'s lease expired at ${run.leaseUntil} (a host must recover it)`);
+    }
+  }
+  return findings;
+}
