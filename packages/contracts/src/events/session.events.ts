@@ -72,6 +72,15 @@ export const TurnStarted = defineEvent({
     inputMessageId: MessageId.optional(),
     /** Context the core's input slots added for this turn's model rounds (kept here so a resume rebuilds it). */
     context: z.array(z.object({ role: z.enum(['user', 'system']), text: z.string() })).optional(),
+    /** A delegated turn's selections: the tools the model may see and call, and the core's slots it runs. */
+    selection: z
+      .object({
+        tools: z.array(z.string().min(1)).optional(),
+        inputSlots: z.union([z.literal('all'), z.array(z.string().min(1))]).optional(),
+        outputSlots: z.union([z.literal('all'), z.array(z.string().min(1))]).optional(),
+        bootstrap: z.boolean().optional(),
+      })
+      .optional(),
   }),
 });
 
