@@ -106,16 +106,18 @@ export class RunRuntime {
   }
 
   /**
-   * Takes ownership of a live run whose owner is gone (no lease, or the lease expired by the injected
-   * clock): `run.owner_lease_expired` then `run.owner_claimed` with a fresh token, in one commit.
+   * Takes ownership of a live run whose owner is gone (no lease, the lease expired by the injected clock, or
+   * `ownerDead`: the caller verified the owning process is dead): `run.owner_lease_expired` then
+   * `run.owner_claimed` with a fresh token, in one commit.
    */
-  async claimOwnership(runId: string): Promise<RunLease> {
+  async claimOwnership(runId: string, options: { ownerDead?: boolean } = {}): Promise<RunLease> {
     const lease = this.newLease(runId);
     await commandLoop(this.options.store, async () => {
       const run = await this.load(runId);
       if (!isLiveRun(run.state)) throw new RunNotResumableError(runId, `it is ${run.state}`);
       const now = iso(this.options.clock.now());
-      if (run.leaseToken && run.leaseUntil && run.leaseUntil >= now && run.owner !== this.options.owner) {
+      const live = run.leaseToken && run.leaseUntil && run.leaseUntil >= now && !options.ownerDead;
+      if (live && run.owner !== this.options.owner) {
         throw new StaleRunLeaseError(runId, `owned by ${run.owner} until ${run.leaseUntil}`);
       }
       const events: NewEvent<RunEventType>[] = [];

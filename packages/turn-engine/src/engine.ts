@@ -161,9 +161,9 @@ export class TurnEngine {
    * Continues a run from the log (after a restart, a lease expiry, a pause or an approval): claims
    * ownership when this host does not hold it, then drives the run's current turn.
    */
-  async resume(runId: string, lease?: RunLease): Promise<TurnOutcome> {
+  async resume(runId: string, lease?: RunLease, options: { ownerDead?: boolean } = {}): Promise<TurnOutcome> {
     if (this.closing) throw new EngineClosingError();
-    const owned = lease ?? (await this.options.runs.claimOwnership(runId));
+    const owned = lease ?? (await this.options.runs.claimOwnership(runId, options));
     const run = await this.options.runs.get(runId);
     const turnId = await this.currentTurnId(runId);
     if (!run.sessionId || !turnId) throw new Error(`run ${runId} has no turn to resume`);

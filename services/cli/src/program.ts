@@ -2,6 +2,7 @@ import { Command, CommanderError } from 'commander';
 import type { CommandContext } from './command-context.js';
 import { registerDoctor } from './commands/doctor.command.js';
 import { registerEvents } from './commands/events.command.js';
+import { registerHost } from './commands/host.command.js';
 import { registerInit } from './commands/init.command.js';
 import { registerRebuild } from './commands/rebuild.command.js';
 import { registerRuns } from './commands/runs.command.js';
@@ -48,6 +49,7 @@ function buildProgram(ctx: CommandContext): Command {
   registerRebuild(program, ctx);
   registerVerify(program, ctx);
   registerDoctor(program, ctx);
+  registerHost(program, ctx);
 
   program
     .command('demo')

@@ -1,6 +1,4 @@
-import { randomBytes } from 'node:crypto';
 import { mkdirSync, realpathSync } from 'node:fs';
-import { hostname } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { type Clock, createIdGenerator, type IdGenerator, systemClock } from '@demiurge/contracts';
 import {
@@ -22,6 +20,7 @@ import { createTurnRuntime, type TurnHooks, type TurnOutcome, type TurnRuntime }
 import { RuntimeTaskWorker, terminalExecHandler, workerTaskKinds } from '@demiurge/workers';
 import { filter, Subject } from 'rxjs';
 import { createAgentSpawnHandler } from './agent-spawn.js';
+import { hostIdentity, isHostAlive } from './host-identity.js';
 import { type ConfigOverrides, type HostConfig, loadConfig } from './config.js';
 import { hostProjectors } from './projectors.js';
 import { createSlotHooks } from './slot-hooks.js';
@@ -115,7 +114,7 @@ export class DemiurgeApp {
     mkdirSync(join(home, 'runtime'), { recursive: true, mode: 0o700 });
     const clock = options.clock ?? systemClock;
     const ids = options.ids ?? createIdGenerator(clock);
-    const owner = options.owner ?? `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
+    const owner = options.owner ?? hostIdentity();
     const env = options.env ?? process.env;
     const p = config.provider;
     const provider = await providerFromConfig(
@@ -190,6 +189,7 @@ export class DemiurgeApp {
         host: owner,
         artifactsDir: join(home, 'runtime', 'artifacts'),
         graceMs: config.tasks.grace_ms,
+        isHostAlive,
         handlers: {
           'terminal.exec': terminalExecHandler,
           'agent.spawn': createAgentSpawnHandler({
@@ -360,9 +360,12 @@ export class DemiurgeApp {
     if (!resumeRuns) return;
     const now = new Date(this.clock.now()).toISOString();
     for (const run of await this.liveRuns()) {
-      const ownerGone = !run.leaseUntil || run.leaseUntil < now || run.owner === null;
+      const ownerDead = run.owner !== null && !isHostAlive(run.owner);
+      const ownerGone = ownerDead || !run.leaseUntil || run.leaseUntil < now || run.owner === null;
       if (!ownerGone || run.status === 'paused') continue;
-      const resumed = this.runtime.engine.resume(run.runId).catch(() => undefined);
+      const resumed = this.runtime.engine.resume(run.runId, undefined, { ownerDead }).catch((err: Error) => {
+        process.stderr.write(`demiurge: recovering run ${run.runId}: ${err.message}\n`);
+      });
       this.track(resumed);
     }
   }
