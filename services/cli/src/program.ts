@@ -1,5 +1,6 @@
 import { Command, CommanderError } from 'commander';
-import type { CommandContext } from './command-context.js';
+import { ExitCode } from './cli-errors.js';
+import { action, type CommandContext } from './command-context.js';
 import { registerDoctor } from './commands/doctor.command.js';
 import { registerEvents } from './commands/events.command.js';
 import { registerHost } from './commands/host.command.js';
@@ -53,11 +54,18 @@ function buildProgram(ctx: CommandContext): Command {
 
   program
     .command('demo')
-    .description('create the embedded store, append a sample session, rebuild the projections and print them')
+    .description(
+      'run a scripted scenario end to end on the fake provider (tools, delegation, plan mode, cancel, a crash and its recovery, rebuild, verify); --sample appends a sample session only',
+    )
     .addOption(homeOption())
     .option('--json', 'print one JSON object instead of text', false)
-    .action(async (o: { home?: string; json: boolean }) =>
-      (await import('./commands/demo.js')).demoCommand(resolveHome(o.home), o, io),
+    .option('--sample', 'only append a sample session and print the projections', false)
+    .action(
+      action(ctx, async (o: { home?: string; json: boolean; sample: boolean }): Promise<ExitCode> => {
+        if (!o.sample) return (await import('./commands/demo-scenario.js')).demoScenario(resolveHome(o.home), o, io);
+        await (await import('./commands/demo.js')).demoCommand(resolveHome(o.home), o, io);
+        return ExitCode.ok;
+      }),
     );
 
   return program;

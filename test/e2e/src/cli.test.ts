@@ -15,22 +15,22 @@ const db = () => join(home.path, 'runtime', 'runtime.sqlite3');
 
 describe('demiurge CLI (child process)', () => {
   it('demo creates the store under the home, appends a session and prints its projections', async () => {
-    const run = await demiurge(['demo', '--home', home.path]);
+    const run = await demiurge(['demo', '--sample', '--home', home.path]);
     expect(run.stderr).toBe('');
     expect(run.code).toBe(0);
     expect(run.stdout).toContain(`store    ${db()}`);
-    expect(run.stdout).toMatch(/log {6}9 events; rebuilt 9 into 6 projection\(s\)/);
+    expect(run.stdout).toMatch(/log {6}9 events; rebuilt 9 into 8 projection\(s\)/);
     expect(run.stdout).toMatch(/session ses_[0-9A-Z]{26} {2}"Demo: planning a trip" {2}\[active\]/);
     expect(run.stdout).toContain('assistant About 180 EUR');
     expect(run.stdout).toMatch(/projection sessions v\d+ at position 9: bindings=1 messages=4 sessions=1 turns=2/);
-    const again = await demiurge(['demo', '--json'], { DEMIURGE_HOME: home.path });
+    const again = await demiurge(['demo', '--sample', '--json'], { DEMIURGE_HOME: home.path });
     const report = JSON.parse(again.stdout) as { head: number; sessions: number; transcript: unknown[] };
     expect(report).toMatchObject({ head: 18, sessions: 2 });
     expect(report.transcript).toHaveLength(4);
   });
 
   it('events prints the log as text or NDJSON, from a position', async () => {
-    await demiurge(['demo', '--home', home.path]);
+    await demiurge(['demo', '--sample', '--home', home.path]);
     const json = await demiurge(['events', '--json', '--home', home.path]);
     expect(json.code).toBe(0);
     const events = json.stdout
@@ -48,7 +48,7 @@ describe('demiurge CLI (child process)', () => {
   });
 
   it('rebuild replays the log into projections equal to the live ones', async () => {
-    await demiurge(['demo', '--home', home.path]);
+    await demiurge(['demo', '--sample', '--home', home.path]);
     const raw = new Database(db(), { readonly: true });
     const before = raw.prepare('SELECT collection, id, doc FROM projection_documents ORDER BY 1, 2').all();
     raw.close();
@@ -57,16 +57,34 @@ describe('demiurge CLI (child process)', () => {
     const report = JSON.parse(run.stdout) as { projections: { name: string; position: number }[] };
     expect(report).toMatchObject({
       head: 9,
-      rebuilt: ['sessions', 'runs', 'task-board', 'work-items', 'outbox', 'operator-status'],
+      rebuilt: [
+        'sessions',
+        'runs',
+        'task-board',
+        'work-items',
+        'outbox',
+        'operator-status',
+        'slot-runs',
+        'schedule-instances',
+      ],
     });
     expect(report.projections.map((p) => [p.name, p.position])).toEqual(
-      ['sessions', 'runs', 'task-board', 'work-items', 'outbox', 'operator-status'].map((n) => [n, 9]),
+      [
+        'sessions',
+        'runs',
+        'task-board',
+        'work-items',
+        'outbox',
+        'operator-status',
+        'slot-runs',
+        'schedule-instances',
+      ].map((n) => [n, 9]),
     );
     const after = new Database(db(), { readonly: true });
     expect(after.prepare('SELECT collection, id, doc FROM projection_documents ORDER BY 1, 2').all()).toEqual(before);
     after.close();
     const text = await demiurge(['rebuild', '--home', home.path]);
-    expect(text.stdout).toContain('rebuilt 6 projection(s) from 9 events');
+    expect(text.stdout).toContain('rebuilt 8 projection(s) from 9 events');
   });
 
   it('refuses a garbage database with a clear message, no stack, and leaves it untouched', async () => {
@@ -95,5 +113,29 @@ describe('demiurge CLI (child process)', () => {
     const unknown = await demiurge(['frobnicate']);
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toContain("unknown command 'frobnicate'");
+  });
+});
+
+describe('demiurge demo (the scripted scenario)', () => {
+  it('runs tools, delegation, plan mode, a cancel, a crash and its recovery, then rebuild and verify', async () => {
+    const home = tempHome();
+    try {
+      const run = await demiurge(['demo', '--json', '--home', home.path]);
+      expect(run.code).toBe(0);
+      const report = JSON.parse(run.stdout) as {
+        chapters: { title: string; lines: string[] }[];
+        verify: { ok: boolean };
+      };
+      expect(report.chapters.map((c) => c.title.split('.')[0])).toEqual(['1', '2', '3a', '3b', '4', '5', '6', '7']);
+      const text = JSON.stringify(report.chapters);
+      expect(text).toContain('write_file -> denied by plan_mode');
+      expect(text).toContain('write_file -> succeeded');
+      expect(text).toMatch(/cancelled \(the user pressed stop; resumable: false\)/);
+      expect(text).toContain('shell -> unknown');
+      expect(text).toContain('effects.log has 1 line(s)');
+      expect(report.verify.ok).toBe(true);
+    } finally {
+      home.remove();
+    }
   });
 });

@@ -8,7 +8,7 @@ let seeded: Seeded;
 let demoSessionId: string;
 beforeAll(async () => {
   home = tempHome();
-  const demo = await demiurgeJson<{ session: { sessionId: string } }>(['demo', '--home', home.path]);
+  const demo = await demiurgeJson<{ session: { sessionId: string } }>(['demo', '--sample', '--home', home.path]);
   demoSessionId = demo.json.session.sessionId;
   seeded = await seedRuntime(home.path);
 });
