@@ -20,8 +20,8 @@ import { createTurnRuntime, type TurnHooks, type TurnOutcome, type TurnRuntime }
 import { RuntimeTaskWorker, terminalExecHandler, workerTaskKinds } from '@demiurge/workers';
 import { filter, Subject } from 'rxjs';
 import { createAgentSpawnHandler } from './agent-spawn.js';
-import { hostIdentity, isHostAlive } from './host-identity.js';
 import { type ConfigOverrides, type HostConfig, loadConfig } from './config.js';
+import { hostIdentity, isHostAlive } from './host-identity.js';
 import { hostProjectors } from './projectors.js';
 import { createSlotHooks } from './slot-hooks.js';
 

@@ -10,5 +10,5 @@ export {
 } from './app.js';
 export { ConfigError, type ConfigOverrides, configPath, HostConfig, loadConfig } from './config.js';
 export { createOperatorBackend, serveGatewaySocket, serveGatewayStdio } from './gateway.js';
-export { hostProjectors } from './projectors.js';
 export { hostIdentity, isHostAlive } from './host-identity.js';
+export { hostProjectors } from './projectors.js';
