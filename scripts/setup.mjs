@@ -29,6 +29,9 @@ function installStamp() {
   return createHash('sha256').update(lock).update(process.version).digest('hex');
 }
 
+/** Setup talks on stderr only: stdout belongs to the command that follows (`npm start` piped, `--json`). */
+const QUIET = [0, 2, 2];
+
 function main() {
   const env = { ...process.env };
   // better-sqlite3 compiles from source where its prebuilt binary cannot be downloaded;
@@ -39,13 +42,13 @@ function main() {
   const stamp = installStamp();
   const installed = existsSync(stampFile) && readFileSync(stampFile, 'utf8') === stamp;
   if (!installed) {
-    console.log(`[setup] installing dependencies with pnpm ${pnpmVersion} (frozen lockfile)`);
-    const code = run(pnpm, [...pre, 'install', '--frozen-lockfile'], { env });
+    console.error(`[setup] installing dependencies with pnpm ${pnpmVersion} (frozen lockfile)`);
+    const code = run(pnpm, [...pre, 'install', '--frozen-lockfile'], { env, stdio: QUIET });
     if (code !== 0) process.exit(code);
     writeFileSync(stampFile, stamp);
   }
-  console.log('[setup] building packages');
-  const code = run(pnpm, [...pre, 'exec', 'turbo', 'run', 'build', '--output-logs=errors-only'], { env });
+  console.error('[setup] building packages');
+  const code = run(pnpm, [...pre, 'exec', 'turbo', 'run', 'build', '--output-logs=errors-only'], { env, stdio: QUIET });
   if (code !== 0) process.exit(code);
 }
 

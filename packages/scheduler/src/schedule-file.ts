@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { cronProblem, normalizeCron, timezoneProblem } from './cron-spec.js';
 import { scheduleSignature } from './signature.js';
 
-/** What a tick does with due times it finds late (see SCHEDULES.md). */
+/** What a tick does with due times it finds late (see docs/schedules.md). */
 export const MissedPolicy = z.enum(['coalesce', 'skip', 'catch_up']);
 export type MissedPolicy = z.infer<typeof MissedPolicy>;
 

@@ -98,7 +98,7 @@ export class SchedulerRuntime {
   }
 
   /**
-   * Records what is due now for every schedule of the core (see SCHEDULES.md): new or edited schedules
+   * Records what is due now for every schedule of the core (see docs/schedules.md): new or edited schedules
    * start at their next due time, due times since the last tick are enqueued or recorded as missed by
    * the schedule's policy, disabled and removed schedules retire their pending instances.
    */

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type Harness, openHarness, slotRuns, tempCore } from './harness.js';
 
-// The worked example of AUTHORING.md, verbatim: keep the two in step.
+// The worked example of docs/slots.md, verbatim: keep the two in step.
 const REDACT_YAML = `description: Masks API-key-like strings in the response before it is sent.
 timeout_seconds: 5
 failure_policy: hard   # better no answer than a leaked key
