@@ -34,7 +34,7 @@ describe('runCli', () => {
   it('runs demo then events in one process and returns exit codes', async () => {
     const home = tempHome();
     const demo = capture();
-    expect(await runCli(['demo', '--json', '--home', home], demo.io)).toBe(0);
+    expect(await runCli(['demo', '--sample', '--json', '--home', home], demo.io)).toBe(0);
     const report = JSON.parse(demo.out.join('\n')) as {
       head: number;
       session: { turnCount: number; messageCount: number };
@@ -77,7 +77,7 @@ describe('exit codes and error lines', () => {
     const run = capture();
     expect(await runCli(['rebuild', '--projector', 'nope', '--home', join(tempHome(), 'nowhere')], run.io)).toBe(2);
     expect(run.err).toEqual([
-      'demiurge: unknown projector "nope"; projectors: sessions, runs, task-board, work-items, outbox, operator-status',
+      'demiurge: unknown projector "nope"; projectors: sessions, runs, task-board, work-items, outbox, operator-status, slot-runs, schedule-instances',
     ]);
   });
 
@@ -95,7 +95,7 @@ describe('exit codes and error lines', () => {
 
   it('draws a progress bar for rebuild on a terminal', async () => {
     const home = tempHome();
-    expect(await runCli(['demo', '--home', home], capture().io)).toBe(0);
+    expect(await runCli(['demo', '--sample', '--home', home], capture().io)).toBe(0);
     let drawn = '';
     const terminal = Object.assign(new PassThrough(), { isTTY: true, columns: 100 });
     terminal.on('data', (d: Buffer) => (drawn += d.toString()));
