@@ -11,6 +11,7 @@ import {
 import { RunsCollections, runsProjector } from '@demiurge/projector-runs';
 import { merge, mergeMap, type Observable } from 'rxjs';
 import type { DemiurgeApp } from './app.js';
+import { scheduleOverview } from './schedule-overview.js';
 
 class NoSuchPromptError extends DemiurgeError {
   override readonly name = 'NoSuchPromptError';
@@ -69,6 +70,7 @@ export function createOperatorBackend(app: DemiurgeApp, options: { onShutdown?: 
         host: { owner: app.owner, closing: app.isClosing, provider: `${app.provider.name}/${app.provider.model}` },
         work: await runtime.host.status(),
         live_runs: live.map((r) => ({ run_id: r.runId, session_id: r.sessionId, status: r.status, owner: r.owner })),
+        schedules: await scheduleOverview(app.store, app.coreDir, app.clock.now()),
         open_approvals: (await runtime.approvals.listOpen()).map((a) => ({
           approval_id: a.approvalId,
           session_id: a.sessionId,

@@ -12,3 +12,4 @@ export { ConfigError, type ConfigOverrides, configPath, HostConfig, loadConfig }
 export { createOperatorBackend, serveGatewaySocket, serveGatewayStdio } from './gateway.js';
 export { hostIdentity, isHostAlive } from './host-identity.js';
 export { hostProjectors } from './projectors.js';
+export { type ScheduleOverview, scheduleOverview } from './schedule-overview.js';

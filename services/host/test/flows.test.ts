@@ -7,7 +7,7 @@ import { verifyLog } from '@demiurge/lifecycle';
 import { OutboxCollections, outboxProjector } from '@demiurge/projector-outbox';
 import { filter, firstValueFrom, take, toArray } from 'rxjs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { DEFAULT_CORE_DIR, DemiurgeApp } from '../src/index.js';
+import { DEFAULT_CORE_DIR, DemiurgeApp, scheduleOverview } from '../src/index.js';
 
 let home: string;
 let workspace: string;
@@ -151,6 +151,10 @@ describe('the host end to end', () => {
         ),
       );
       expect(fired).toBeDefined();
+      const overview = await scheduleOverview(app.store, core, Date.now());
+      expect(overview.schedules[0]).toMatchObject({ scheduleId: 'pulse', upcoming: expect.any(Array) });
+      expect(overview.schedules[0]!.upcoming).toHaveLength(3);
+      expect(overview.schedules[0]!.past.some((p) => p.status === 'completed')).toBe(true);
       const upcoming = await app.scheduler.upcoming(2);
       expect(upcoming[0]!.next.length).toBe(2);
       const history = await app.scheduler.history('pulse');

@@ -1,5 +1,5 @@
 import type { OperatorStatus } from '@demiurge/control-plane';
-import { type HostConfig, loadConfig } from '@demiurge/host';
+import { DEFAULT_CORE_DIR, type HostConfig, loadConfig, type ScheduleOverview, scheduleOverview } from '@demiurge/host';
 import type { NeedsOperatorEntry } from '@demiurge/projector-operator-status';
 import { type ApprovalEntry, type LiveRunEntry, RunsCollections } from '@demiurge/projector-runs';
 import { SessionCollections, type SessionView } from '@demiurge/projector-sessions';
@@ -33,6 +33,8 @@ export interface StatusReport {
   readonly pendingCompletions: number;
   readonly needsOperator: readonly NeedsOperatorEntry[];
   readonly lastError: OperatorStatus['lastError'];
+  /** The core's schedules: next fires and the latest past ones; invalid schedule files as errors. */
+  readonly schedules: { readonly schedules: readonly ScheduleOverview[]; readonly errors: readonly string[] };
 }
 
 /** `work/<kind>/<status>` keys → kind → status → count (a kind may contain dots, never a slash). */
@@ -91,6 +93,7 @@ export async function statusCommand(paths: HomePaths, options: { json: boolean }
       pendingCompletions: operator.pendingCompletions.length,
       needsOperator: operator.needsOperator as NeedsOperatorEntry[],
       lastError: operator.lastError,
+      schedules: await scheduleOverview(store, config.core ?? DEFAULT_CORE_DIR, now),
     };
   } finally {
     await store.close();
@@ -137,6 +140,15 @@ export function renderStatus(r: StatusReport, now: number): string[] {
       ),
     );
   }
+  lines.push(
+    `schedules ${r.schedules.schedules.length}${r.schedules.errors.length ? ` (${r.schedules.errors.length} invalid)` : ''}`,
+  );
+  for (const s of r.schedules.schedules) {
+    const next = s.upcoming.map((u) => u.local).join(', ') || '(disabled)';
+    const past = s.past.map((p) => `${p.dueAt} ${p.status}`).join(', ') || 'none yet';
+    lines.push(`  ${s.scheduleId}  ${s.cron} ${s.timezone}  next: ${next}  past: ${past}`);
+  }
+  for (const e of r.schedules.errors) lines.push(`  invalid: ${e}`);
   lines.push(`tasks     ${counts(r.tasks)}`);
   const work = Object.entries(r.work).sort(([a], [b]) => a.localeCompare(b));
   lines.push(`work      ${work.length === 0 ? 'none' : ''}`.trimEnd());
