@@ -13,7 +13,7 @@ const SEED_INVARIANTS = [
   'Resume never resurrects a deleted task: nothing leaves `deleted` except `task.archived`.',
   'Cancel, delete and archive are explicit transitions and idempotent: a decider turns a repeat into a no-op (nothing appended), while the machine refuses the duplicate, so `verifyLog` flags one found in the log.',
   'An expired `sending` becomes `unknown` and is never re-sent automatically; only an operator or reconciler resolves it (work items, deliveries, tool calls).',
-  'Terminal runs must not leave non-resumable active tasks, and a stale claim token cannot change anything: both span more than one stream, so the runtimes enforce them (a run terminates only after settling its tasks; every claimed write carries and checks its claim token); the machines guarantee the per-aggregate half (a terminal run never runs again, a claim happens only from `queued` or `retry_scheduled`).',
+  'Terminal runs must not leave non-resumable active tasks, and a stale claim token cannot change anything: both span more than one stream, so the runtimes enforce them (a cancelled run ends only after cancelling its tasks, and no task is left blocked without a way to resume; detached tasks of a completed or failed run keep running and report through their completion notices; every claimed write carries and checks its claim token); the machines guarantee the per-aggregate half (a terminal run never runs again, a claim happens only from `queued` or `retry_scheduled`).',
 ];
 
 const code = (text: string) => `\`${text}\``;

@@ -67,6 +67,30 @@ export interface OperatorPush {
   readonly payload: { delivery_id: string; session_id: string; message_id: string; text: string };
 }
 
+/**
+ * The host's routes: every session of this home is served by the host's own adapters (the operator adapter,
+ * and the webhook when configured), bound on first use — so deliveries of runs recovered after a restart,
+ * or queued before a crash, find their route.
+ */
+class HostRouter extends SessionInteractionRouter {
+  private readonly bound = new Set<string>();
+
+  constructor(private readonly adapters: readonly DeliveryAdapter[]) {
+    super();
+  }
+
+  ensure(sessionId: string): void {
+    if (this.bound.has(sessionId)) return;
+    this.bound.add(sessionId);
+    for (const adapter of this.adapters) this.bind(sessionId, adapter);
+  }
+
+  override route(sessionId: string, channel: string) {
+    this.ensure(sessionId);
+    return super.route(sessionId, channel);
+  }
+}
+
 /** A host process's path to its store file. */
 export const storePath = (home: string) => join(home, 'runtime', 'runtime.sqlite3');
 
@@ -223,11 +247,11 @@ export class DemiurgeApp {
           return { summary: outcome.text };
         },
       });
-      const router = new SessionInteractionRouter();
       const operatorAdapter = createOperatorAdapter();
       const webhook = config.delivery.webhook
         ? createWebhookAdapter({ url: config.delivery.webhook.url, timeoutMs: config.delivery.webhook.timeout_ms })
         : undefined;
+      const router = new HostRouter([operatorAdapter, ...(webhook ? [webhook] : [])]);
       const delivery = new DeliveryRuntime({ store, clock, ids, work: runtime.work, router, owner });
       const app = new DemiurgeApp(
         home,
@@ -344,8 +368,7 @@ export class DemiurgeApp {
   }
 
   private bindRoutes(sessionId: string): void {
-    if (!this.router.route(sessionId, this.operatorAdapter.channel)) this.router.bind(sessionId, this.operatorAdapter);
-    if (this.webhook && !this.router.route(sessionId, this.webhook.channel)) this.router.bind(sessionId, this.webhook);
+    (this.router as HostRouter).ensure(sessionId);
   }
 
   private track(promise: Promise<unknown>): void {

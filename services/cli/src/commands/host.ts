@@ -20,7 +20,7 @@ export function overridesOf(flags: HostFlags): ConfigOverrides {
     ...(flags.model ? { model: flags.model } : {}),
     ...(flags.fakeScript ? { fakeScript: flags.fakeScript } : {}),
     ...(flags.core ? { core: flags.core } : {}),
-    workspace: flags.workspace ?? process.cwd(),
+    ...(flags.workspace ? { workspace: flags.workspace } : {}),
   };
 }
 

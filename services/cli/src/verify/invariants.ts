@@ -14,7 +14,11 @@ export const Invariant = {
   endedTasksLeaveActiveLanes: 'ended-tasks-leave-active-lanes',
   /** A deleted task is hidden: in no lane, on no board, hidden in its session's list; kept for audit. */
   deletedTasksHidden: 'deleted-tasks-hidden',
-  /** A terminal run leaves no non-resumable active task (seed 000). */
+  /**
+   * A terminal run leaves no task that can no longer progress (seed 000): nothing blocked and not resumable,
+   * and a cancelled run leaves nothing going (its cancel settles its tasks). Detached tasks of a completed or
+   * failed run keep running by design and report through their completion notices.
+   */
   terminalRunsLeaveNoActiveTasks: 'terminal-runs-leave-no-active-tasks',
   /** Every live run has an owner whose lease is still valid; otherwise it waits for recovery. */
   liveRunsHaveAnOwner: 'live-runs-have-a-valid-owner-lease',
@@ -78,9 +82,9 @@ export async function checkInvariants(store: EventStore, now: number): Promise<I
     if (task.runId) {
       const run = await runOf(task.runId);
       const stuck =
-        task.status === 'created' ||
-        task.status === 'active' ||
-        (task.status === 'blocked' && task.blocked?.resumable === false);
+        (task.status === 'blocked' && task.blocked?.resumable === false) ||
+        (run?.status === 'cancelled' &&
+          (task.status === 'created' || task.status === 'active' || task.status === 'waiting'));
       if (run && isRunFinal(run.status) && stuck) {
         const what = task.status === 'blocked' ? 'blocked and not resumable' : task.status;
         found(Invariant.terminalRunsLeaveNoActiveTasks, `is ${what} but its run ${run.runId} is ${run.status}`);
