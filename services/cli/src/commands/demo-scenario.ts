@@ -1,5 +1,5 @@
 import { fork } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { DemiurgeApp } from '@demiurge/host';
 import { RunsCollections, runsProjector, type ToolCallView } from '@demiurge/projector-runs';
@@ -220,6 +220,9 @@ export async function demoScenario(paths: HomePaths, options: { json: boolean },
         else await new Promise((r) => setTimeout(r, 100));
       }
       if (!runId) throw new Error('the child host never started its tool call');
+      // Let the command take its effect first, so the log line shows it happened exactly once.
+      for (let i = 0; i < 100 && !existsSync(join(workspace, 'effects.log')); i++)
+        await new Promise((r) => setTimeout(r, 100));
     } finally {
       await observer.close();
     }

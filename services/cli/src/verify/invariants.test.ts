@@ -89,7 +89,7 @@ describe('checkInvariants', () => {
     ]);
   });
 
-  it('reports active or non-resumable blocked tasks of a terminal run, not waiting or resumable ones', async () => {
+  it('reports tasks a terminal run left unable to progress, not detached tasks that run on', async () => {
     const store = storeOf({
       'task-board': {
         tasks: {
@@ -97,13 +97,21 @@ describe('checkInvariants', () => {
           t2: task('t2', 'blocked', { runId: 'r1', blocked: { reason: 'x', resumable: false } }),
           t3: task('t3', 'blocked', { runId: 'r1', blocked: { reason: 'x', resumable: true } }),
           t4: task('t4', 'waiting', { runId: 'r1' }),
+          t5: task('t5', 'active', { runId: 'r2' }),
+          t6: task('t6', 'waiting', { runId: 'r2' }),
         },
       },
-      runs: { runs: { r1: run('r1', 'completed', { leaseUntil: null }) } },
+      runs: {
+        runs: {
+          r1: run('r1', 'completed', { leaseUntil: null }),
+          r2: run('r2', 'cancelled', { leaseUntil: null }),
+        },
+      },
     });
     expect((await checkInvariants(store, NOW)).map((f) => f.message)).toEqual([
-      'task t1 is active but its run r1 is completed',
       'task t2 is blocked and not resumable but its run r1 is completed',
+      'task t5 is active but its run r2 is cancelled',
+      'task t6 is waiting but its run r2 is cancelled',
     ]);
   });
 
