@@ -161,7 +161,8 @@ export class OperatorConnection {
       line = encodeFrame({ id, result: answer.result ?? null });
       onAnswered = answer.onAnswered;
     } catch (error) {
-      if (this.state === 'initializing') this.state = 'new'; // the one initialize in flight failed
+      // Only `initialize` moves the state, and it undoes its own move when it fails: another request's
+      // failure (a `status` sent before `initialize`, answered after it started) must not undo it.
       const wire = toWireError(error);
       if (wire.code === OperatorErrorCode.Internal) this.ctx.onError(error);
       line = encodeFrame({ id, error: wire });

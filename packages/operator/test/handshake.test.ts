@@ -65,6 +65,18 @@ describe('operator.initialize', () => {
     expect(gw.calls).toEqual([]);
   });
 
+  it('a request refused before initialize does not undo an initialize pipelined behind it', async () => {
+    const raw = await gw.raw();
+    raw.send(
+      `${JSON.stringify({ id: 'early', method: 'operator.status' })}\n${JSON.stringify({ id: 'init', method: 'operator.initialize', params: INIT })}`,
+    );
+    expect(await raw.take(isResponse('early'))).toMatchObject({ error: { code: 'protocol_mismatch' } });
+    expect(await raw.take(isResponse('init'))).toMatchObject({ result: { protocol_version: PROTOCOL_VERSION } });
+    await raw.take(isEvent('operator.ready'));
+    raw.send(JSON.stringify({ id: 'after', method: 'operator.status' }));
+    expect(await raw.take(isResponse('after'))).toMatchObject({ result: { sessions: 1 } });
+  });
+
   it('refuses a second initialize on the same connection', async () => {
     const client = await gw.client();
     await client.request('operator.initialize', INIT);
