@@ -12,11 +12,16 @@ import {
 export interface StdioServerOptions extends OperatorServerOptions {
   readonly input: Readable;
   readonly output: Writable;
+  /**
+   * Called once the input ended and every request was answered; events keep flowing to the client until
+   * it settles (the host waits here for the turns its client started and their deliveries).
+   */
+  readonly afterInput?: () => Promise<void>;
 }
 
 /** A running stdio gateway. */
 export interface OperatorStdioServer {
-  /** Resolves when the input ended and every request was answered, or after {@link close}. */
+  /** Resolves when the input ended, every request was answered and `afterInput` settled, or after {@link close}. */
   readonly closed: Promise<void>;
   /** Sends `operator.shutdown` (if initialized) and stops reading; the streams are left open. */
   close(reason?: string): Promise<void>;
@@ -35,9 +40,14 @@ export function serveStdio(options: StdioServerOptions): OperatorStdioServer {
   const onError = options.onError ?? defaultOnError;
   const hub = new EventHub(options.backend.events$, onError);
   let finished = false;
+  let markClosed!: () => void;
+  const closed = new Promise<void>((resolve) => {
+    markClosed = resolve;
+  });
   const finish = (): void => {
     if (finished) return;
     finished = true;
+    markClosed();
     input.off('data', onData);
     input.off('end', onEnd);
     input.off('error', onStreamError);
@@ -70,10 +80,17 @@ export function serveStdio(options: StdioServerOptions): OperatorStdioServer {
   input.on('end', onEnd);
   input.on('error', onStreamError);
   output.on('error', onStreamError);
-  const closed = connection.drained.then(finish);
+  let closing = false;
+  void connection.drained
+    .then(async () => {
+      if (!closing && !finished && options.afterInput) await options.afterInput();
+    })
+    .catch(onError)
+    .then(finish);
   return {
     closed,
     close: async (reason = DEFAULT_SHUTDOWN_REASON) => {
+      closing = true;
       connection.shutdown(reason);
       finish();
       await closed;

@@ -8,9 +8,16 @@ import {
   serveStdio,
   serveUnixSocket,
 } from '@demiurge/operator';
+import {
+  type DeliveryView,
+  OutboxCollections,
+  outboxProjector,
+  type SessionDeliveryEntry,
+  sessionDeliveriesPrefix,
+} from '@demiurge/projector-outbox';
 import { RunsCollections, runsProjector } from '@demiurge/projector-runs';
 import { merge, mergeMap, type Observable } from 'rxjs';
-import type { DemiurgeApp } from './app.js';
+import type { DemiurgeApp, Submitted } from './app.js';
 import { scheduleOverview } from './schedule-overview.js';
 
 class NoSuchPromptError extends DemiurgeError {
@@ -18,8 +25,16 @@ class NoSuchPromptError extends DemiurgeError {
   readonly code = ErrorCode.NotFound;
 }
 
+/** Options of {@link createOperatorBackend}. */
+export interface OperatorBackendOptions {
+  /** `operator.shutdown` was asked for. */
+  readonly onShutdown?: () => void;
+  /** A turn was admitted through `operator.submit` (the stdio gateway waits for these before it ends). */
+  readonly onSubmitted?: (submitted: Submitted) => void;
+}
+
 /** The operator gateway's backend over a running host: every answer comes from the store. */
-export function createOperatorBackend(app: DemiurgeApp, options: { onShutdown?: () => void } = {}): OperatorBackend {
+export function createOperatorBackend(app: DemiurgeApp, options: OperatorBackendOptions = {}): OperatorBackend {
   const { runtime } = app;
   const operator = (note?: string) => ({ actor: { kind: 'operator' as const, id: 'operator' }, note });
   const events$: Observable<OperatorEvent> = merge(
@@ -34,6 +49,7 @@ export function createOperatorBackend(app: DemiurgeApp, options: { onShutdown?: 
         ...(p.session_id ? { sessionId: p.session_id } : { newSession: true }),
         ...(p.plan !== undefined ? { plan: p.plan } : {}),
       });
+      options.onSubmitted?.(submitted);
       return { session_id: submitted.sessionId, run_id: submitted.runId, turn_id: submitted.turnId };
     },
     async replyPrompt(p) {
@@ -111,11 +127,45 @@ export async function serveGatewaySocket(app: DemiurgeApp, options: { onShutdown
   return serveUnixSocket({ path: operatorSocketPath(app.home), backend: createOperatorBackend(app, options) });
 }
 
-/** Serves the gateway over stdin/stdout (NDJSON). */
+/**
+ * Serves the gateway over stdin/stdout (NDJSON). At the end of input every request read is answered, and
+ * each turn submitted on it runs to its end with its operator deliveries sent (their events reach stdout)
+ * before the server closes: `printf '…submit…' | demiurge gateway --stdio` gets its answer.
+ */
 export function serveGatewayStdio(
   app: DemiurgeApp,
   streams: { input: NodeJS.ReadableStream; output: NodeJS.WritableStream },
   options: { onShutdown?: () => void } = {},
 ) {
-  return serveStdio({ ...streams, backend: createOperatorBackend(app, options) } as never);
+  const submitted: Submitted[] = [];
+  const backend = createOperatorBackend(app, { ...options, onSubmitted: (s) => submitted.push(s) });
+  const afterInput = async () => {
+    for (let seen = 0; seen < submitted.length; seen = submitted.length) {
+      await Promise.allSettled(submitted.map((s) => s.outcome));
+    }
+    await operatorDeliveriesSettled(app, new Set(submitted.map((s) => s.sessionId)));
+  };
+  return serveStdio({ ...streams, backend, afterInput } as never);
+}
+
+const IN_FLIGHT_DELIVERY = new Set(['queued', 'sending']);
+
+/** Waits until no operator delivery of `sessions` is queued or sending (the dispatch loop sends them). */
+async function operatorDeliveriesSettled(app: DemiurgeApp, sessions: ReadonlySet<string>): Promise<void> {
+  const reader = app.store.projection(outboxProjector.name);
+  for (;;) {
+    let pending = false;
+    for (const sessionId of sessions) {
+      const entries = await reader.list<SessionDeliveryEntry & { deliveryId: string }>(OutboxCollections.bySession, {
+        prefix: sessionDeliveriesPrefix(sessionId),
+      });
+      for (const entry of entries) {
+        if (!IN_FLIGHT_DELIVERY.has(entry.status)) continue;
+        const view = await reader.get<DeliveryView>(OutboxCollections.deliveries, entry.deliveryId);
+        if (view?.channel === 'operator') pending = true;
+      }
+    }
+    if (!pending || app.isClosing) return;
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
 }

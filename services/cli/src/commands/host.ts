@@ -77,10 +77,26 @@ export async function gatewayCommand(paths: HomePaths, flags: HostFlags, io: Com
     shutdown = r;
   });
   const server = serveGatewayStdio(app, { input: process.stdin, output: process.stdout }, { onShutdown: shutdown });
-  await Promise.race([server.closed, requested, stopSignal(io)]);
+  // Stdin is the protocol here: its end means "answer what I sent", not "stop" (only a signal stops).
+  await Promise.race([server.closed, requested, signalStop()]);
   await server.close('host closing');
   await app.close();
   return ExitCode.ok;
+}
+
+/** Resolves at SIGINT or SIGTERM (for commands whose stdin is not a stop signal). */
+function signalStop(): Promise<string> {
+  return new Promise((resolve) => {
+    const stop = (signal: string) => {
+      process.off('SIGINT', onInt);
+      process.off('SIGTERM', onTerm);
+      resolve(signal);
+    };
+    const onInt = () => stop('SIGINT');
+    const onTerm = () => stop('SIGTERM');
+    process.once('SIGINT', onInt);
+    process.once('SIGTERM', onTerm);
+  });
 }
 
 function printReply(reply: Reply, json: boolean | undefined, io: CommandIo): void {

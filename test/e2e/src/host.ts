@@ -1,0 +1,128 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { createConnection, type Socket } from 'node:net';
+import { join } from 'node:path';
+import { cliBin } from './cli.js';
+
+/** One step of a fake provider script. */
+export interface FakeStep {
+  readonly content?: string;
+  readonly tool_calls?: readonly { name: string; arguments: Record<string, unknown> }[];
+}
+
+/**
+ * Writes `<home>/config.yaml` for the fake provider (with `script` when given), its workspace `<home>/ws`,
+ * and `extra` config lines; returns the workspace.
+ */
+export function writeHostHome(home: string, options: { script?: readonly FakeStep[]; extra?: string[] } = {}) {
+  const workspace = join(home, 'ws');
+  mkdirSync(workspace, { recursive: true });
+  const lines = ['provider:', '  name: fake'];
+  if (options.script) {
+    writeFileSync(join(home, 'script.json'), JSON.stringify(options.script));
+    lines.push('  fake_script: script.json');
+  }
+  lines.push(`workspace: ${workspace}`, 'scheduler:', '  enabled: false', 'delivery:', '  poll_ms: 50');
+  lines.push(...(options.extra ?? []));
+  writeFileSync(join(home, 'config.yaml'), `${lines.join('\n')}\n`);
+  return workspace;
+}
+
+/** A running `demiurge serve --json` child. */
+export interface ServeProcess {
+  readonly child: ChildProcess;
+  readonly socket: string;
+  stderr(): string;
+  /** Sends `signal` and resolves once the process is gone. */
+  stop(signal?: NodeJS.Signals): Promise<void>;
+}
+
+/** Starts `demiurge serve --json --home HOME` and resolves once it prints its ready line. */
+export function startServe(home: string, cwd: string = home): Promise<ServeProcess> {
+  const child = spawn(process.execPath, [cliBin, 'serve', '--json', '--home', home], {
+    cwd,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const stop = async (signal: NodeJS.Signals = 'SIGTERM') => {
+    if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+    await exited;
+  };
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      void stop('SIGKILL');
+      reject(new Error(`serve printed no ready line: ${stderr}`));
+    }, 20_000);
+    void exited.then(() => reject(new Error(`serve exited before it was ready: ${stderr}`)));
+    child.stdout.on('data', (d: Buffer) => {
+      stdout += d.toString();
+      const newline = stdout.indexOf('\n');
+      if (newline < 0) return;
+      clearTimeout(timer);
+      const ready = JSON.parse(stdout.slice(0, newline)) as { socket: string };
+      resolve({ child, socket: ready.socket, stderr: () => stderr, stop });
+    });
+  });
+}
+
+/** A raw NDJSON connection to a gateway socket: write lines, read frames. */
+export interface RawGateway {
+  /** Writes `text` as is (several lines in one write pipeline them). */
+  write(text: string): void;
+  /** The frame that matches, waiting for it (frames taken are removed). */
+  take(match: (frame: Record<string, unknown>) => boolean, timeoutMs?: number): Promise<Record<string, unknown>>;
+  readonly frames: Record<string, unknown>[];
+  close(): void;
+}
+
+export function rawGateway(path: string): Promise<RawGateway> {
+  return new Promise((resolve, reject) => {
+    const socket: Socket = createConnection({ path });
+    const frames: Record<string, unknown>[] = [];
+    let buffer = '';
+    const waiters = new Set<() => void>();
+    socket.on('data', (d: Buffer) => {
+      buffer += d.toString();
+      let nl = buffer.indexOf('\n');
+      while (nl >= 0) {
+        frames.push(JSON.parse(buffer.slice(0, nl)) as Record<string, unknown>);
+        buffer = buffer.slice(nl + 1);
+        nl = buffer.indexOf('\n');
+      }
+      for (const w of [...waiters]) w();
+    });
+    socket.once('error', reject);
+    socket.once('connect', () =>
+      resolve({
+        frames,
+        write: (text) => socket.write(text),
+        close: () => socket.destroy(),
+        take: (match, timeoutMs = 15_000) =>
+          new Promise((done, fail) => {
+            const timer = setTimeout(() => {
+              waiters.delete(check);
+              fail(new Error(`no matching frame; got ${JSON.stringify(frames)}`));
+            }, timeoutMs);
+            const check = () => {
+              const i = frames.findIndex(match);
+              if (i < 0) return;
+              clearTimeout(timer);
+              waiters.delete(check);
+              done(frames.splice(i, 1)[0]!);
+            };
+            waiters.add(check);
+            check();
+          }),
+      }),
+    );
+  });
+}
+
+/** A request line. */
+export const request = (id: number | string, method: string, params?: unknown) =>
+  `${JSON.stringify(params === undefined ? { id, method } : { id, method, params })}\n`;
+
+export const INIT = { protocol_version: 1, client: { name: 'e2e', version: '0.1.0' } };
