@@ -44,17 +44,23 @@ describe('the operator gateway answers every request, in order (real host)', () 
     const frames = result.stdout
       .trim()
       .split('\n')
-      .map((l) => JSON.parse(l) as { id?: number; event?: string; result?: unknown; error?: unknown; payload?: never });
+      .map(
+        (l) =>
+          JSON.parse(l) as {
+            id?: number;
+            event?: string;
+            result?: unknown;
+            error?: unknown;
+            payload?: Record<string, unknown>;
+          },
+      );
     const answered = frames.filter((f) => f.id !== undefined).map((f) => f.id);
     expect(answered.sort()).toEqual([1, 2, 3, 4]);
     expect(frames.find((f) => f.id === 4)?.error).toMatchObject({ code: 'invalid_params' });
     const submitted = frames.find((f) => f.id === 2)?.result as { turn_id: string; session_id: string };
     expect(submitted.turn_id).toMatch(/^trn_/);
     const turnEnd = frames.find(
-      (f) =>
-        f.event === 'operator.status' &&
-        (f.payload as { subject: string; turn_id?: string }).subject === 'turn' &&
-        (f.payload as { turn_id?: string }).turn_id === submitted.turn_id,
+      (f) => f.event === 'operator.status' && f.payload?.subject === 'turn' && f.payload.turn_id === submitted.turn_id,
     );
     expect(turnEnd?.payload).toMatchObject({ state: 'completed' });
     const delivered = frames.find((f) => f.event === 'operator.deliver');
