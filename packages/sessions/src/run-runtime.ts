@@ -77,15 +77,22 @@ export class RunRuntime {
     return { run, stream: streamAppend(RUN, run, checkEvents(runLifecycle, run.state, events, run.streamId)) };
   }
 
-  /** Appends an owner's write (the run stream plus `also`), retrying when a heartbeat moved the stream. */
+  /**
+   * Appends an owner's write (the run stream plus `also`), retrying from a fresh `decide` when another
+   * writer moved one of the streams (a heartbeat the run, another process the session of `also`).
+   */
   async ownedAppend(
     lease: RunLease,
-    decide: (run: RunAggregate) => { run: NewEvent<RunEventType>[]; also?: AppendStream[] },
+    decide: (
+      run: RunAggregate,
+    ) =>
+      | { run: NewEvent<RunEventType>[]; also?: AppendStream[] }
+      | Promise<{ run: NewEvent<RunEventType>[]; also?: AppendStream[] }>,
   ): Promise<void> {
     await commandLoop(this.options.store, async () => {
       const run = await this.load(lease.runId);
       this.assertLease(run, lease);
-      const d = decide(run);
+      const d = await decide(run);
       const events = checkEvents(runLifecycle, run.state, d.run, run.streamId);
       const streams = [streamAppend(RUN, run, events), ...(d.also ?? [])];
       return { streams, result: undefined, options: this.appendOptions(run) };

@@ -7,7 +7,7 @@ import {
   type NewEvent,
   type RecordedEvent,
 } from '@demiurge/contracts';
-import { streamAppend } from '@demiurge/control-plane';
+import { commandLoop, streamAppend } from '@demiurge/control-plane';
 import type { AppendStream, EventStore } from '@demiurge/event-store';
 import {
   checkEvents,
@@ -213,23 +213,23 @@ export class TurnEngine {
         selection: input.selection ?? null,
       })) ?? [];
     const { runId, lease, stream: runStream } = runs.startStream(input.sessionId);
-    const sessionStream = await sessions.sessionStream(input.sessionId, [
-      ...context
-        .filter((c) => c.writeHistory)
-        .map((c) =>
-          sessions.messageEvent({
-            sessionId: input.sessionId,
-            role: c.role,
-            text: c.text,
-            turnId,
-            messageId: ids.next(IdPrefix.message),
-          }),
-        ),
-      sessions.messageEvent({ sessionId: input.sessionId, role: 'user', text: input.text, turnId, messageId }),
-    ]);
-    await this.options.store.append(
-      [
-        sessionStream,
+    // Another process may write to the session in between (four `run`s on one home): retried from a fresh read.
+    await commandLoop(this.options.store, async () => ({
+      streams: [
+        await sessions.sessionStream(input.sessionId, [
+          ...context
+            .filter((c) => c.writeHistory)
+            .map((c) =>
+              sessions.messageEvent({
+                sessionId: input.sessionId,
+                role: c.role,
+                text: c.text,
+                turnId,
+                messageId: ids.next(IdPrefix.message),
+              }),
+            ),
+          sessions.messageEvent({ sessionId: input.sessionId, role: 'user', text: input.text, turnId, messageId }),
+        ]),
         runStream,
         {
           streamType: TURN,
@@ -250,8 +250,9 @@ export class TurnEngine {
           ],
         },
       ],
-      { meta: { actor: { kind: 'user', id: input.sessionId }, sessionId: input.sessionId, runId, turnId } },
-    );
+      result: undefined,
+      options: { meta: { actor: { kind: 'user', id: input.sessionId }, sessionId: input.sessionId, runId, turnId } },
+    }));
     const driving = this.drive(lease, turnId);
     input.onAdmitted?.({ runId, turnId });
     return driving;
@@ -658,20 +659,17 @@ export class TurnEngine {
       }
     }
     const messageId = answerMessageId ?? this.options.ids.next(IdPrefix.message);
-    const session = await this.options.sessions.sessionStream(
-      turn.sessionId!,
-      answerMessageId
-        ? []
-        : [
-            this.options.sessions.messageEvent({
-              sessionId: turn.sessionId!,
-              role: 'assistant',
-              text,
-              turnId: turn.streamId,
-              messageId,
-            }),
-          ],
-    );
+    const answer = answerMessageId
+      ? []
+      : [
+          this.options.sessions.messageEvent({
+            sessionId: turn.sessionId!,
+            role: 'assistant',
+            text,
+            turnId: turn.streamId,
+            messageId,
+          }),
+        ];
     const usage = turn.steps.reduce(
       (u, s) => ({
         inputTokens: u.inputTokens + s.usage.inputTokens,
@@ -679,10 +677,11 @@ export class TurnEngine {
       }),
       { inputTokens: 0, outputTokens: 0 },
     );
-    await this.options.runs.ownedAppend(lease, () => ({
+    // The session is read inside the owned append: a retry after another writer moved it reads it again.
+    await this.options.runs.ownedAppend(lease, async () => ({
       run: [{ type: 'run.completed', data: { runId: lease.runId } }],
       also: [
-        ...(session.events.length > 0 ? [session] : []),
+        ...(answer.length > 0 ? [await this.options.sessions.sessionStream(turn.sessionId!, answer)] : []),
         streamAppend(
           TURN,
           turn,
@@ -703,20 +702,19 @@ export class TurnEngine {
       `Stopped: this turn used its whole step budget of ${this.stepBudget} model rounds without a final answer. ` +
       'Send a new message to continue from here.';
     const messageId = this.options.ids.next(IdPrefix.message);
-    const session = await this.options.sessions.sessionStream(turn.sessionId!, [
-      this.options.sessions.messageEvent({
-        sessionId: turn.sessionId!,
-        role: 'assistant',
-        text: message,
-        turnId: turn.streamId,
-        messageId,
-      }),
-    ]);
     const error = { code: ErrorCode.BudgetExhausted, message };
-    await this.options.runs.ownedAppend(lease, () => ({
+    await this.options.runs.ownedAppend(lease, async () => ({
       run: [{ type: 'run.failed', data: { runId: lease.runId, error } }],
       also: [
-        session,
+        await this.options.sessions.sessionStream(turn.sessionId!, [
+          this.options.sessions.messageEvent({
+            sessionId: turn.sessionId!,
+            role: 'assistant',
+            text: message,
+            turnId: turn.streamId,
+            messageId,
+          }),
+        ]),
         streamAppend(
           TURN,
           turn,
