@@ -1,6 +1,7 @@
 import { Command, CommanderError } from 'commander';
 import { ExitCode } from './cli-errors.js';
 import { action, type CommandContext } from './command-context.js';
+import { registerApprovals } from './commands/approvals.command.js';
 import { registerDoctor } from './commands/doctor.command.js';
 import { registerEvents } from './commands/events.command.js';
 import { registerHost } from './commands/host.command.js';
@@ -51,6 +52,7 @@ function buildProgram(ctx: CommandContext): Command {
   registerVerify(program, ctx);
   registerDoctor(program, ctx);
   registerHost(program, ctx);
+  registerApprovals(program, ctx);
 
   program
     .command('demo')

@@ -103,6 +103,8 @@ export const storePath = (home: string) => join(home, 'runtime', 'runtime.sqlite
  */
 export class DemiurgeApp {
   readonly pushes$ = new Subject<OperatorPush>();
+  /** The detached tasks running in this process that `close` cancelled (set once the worker has closed). */
+  tasksCancelledAtClose: Awaited<ReturnType<RuntimeTaskWorker['close']>>['cancelled'] = [];
   private closing: Promise<void> | undefined;
   private readonly turns = new Set<Promise<unknown>>();
   private readonly loops: { close(): Promise<void> }[] = [];
@@ -357,7 +359,7 @@ export class DemiurgeApp {
     this.closing ??= (async () => {
       for (const loop of this.loops.filter((l) => l !== this.dispatcherLoop)) await loop.close().catch(() => undefined);
       await this.runtime.engine.close({ drainMs: 2_000 });
-      await this.worker.close();
+      this.tasksCancelledAtClose = (await this.worker.close()).cancelled;
       await Promise.allSettled([...this.turns]);
       if (this.dispatcherLoop) await this.dispatcherLoop.close().catch(() => undefined);
       await this.background.drain(5_000);

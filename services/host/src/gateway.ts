@@ -90,7 +90,10 @@ export function createOperatorBackend(app: DemiurgeApp, options: OperatorBackend
         open_approvals: (await runtime.approvals.listOpen()).map((a) => ({
           approval_id: a.approvalId,
           session_id: a.sessionId,
+          run_id: a.runId,
           tool: a.tool,
+          arguments: a.arguments,
+          reason: a.reason,
           status: a.status,
           expires_at: a.expiresAt,
         })),

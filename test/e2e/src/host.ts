@@ -126,3 +126,57 @@ export const request = (id: number | string, method: string, params?: unknown) =
   `${JSON.stringify(params === undefined ? { id, method } : { id, method, params })}\n`;
 
 export const INIT = { protocol_version: 1, client: { name: 'e2e', version: '0.1.0' } };
+
+/** A `demiurge` child whose stderr can be waited on. */
+export interface WatchedCli {
+  readonly child: ChildProcess;
+  /** Resolves with the first match of `pattern` in stderr so far or later. */
+  stderrMatch(pattern: RegExp, timeoutMs?: number): Promise<RegExpMatchArray>;
+  readonly exited: Promise<{ code: number | null; stdout: string; stderr: string }>;
+}
+
+export function watchCli(args: readonly string[], options: { cwd?: string; stdin?: string } = {}): WatchedCli {
+  const child = spawn(process.execPath, [cliBin, ...args], {
+    cwd: options.cwd,
+    stdio: [options.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+  });
+  if (options.stdin !== undefined) child.stdin!.end(options.stdin);
+  let stdout = '';
+  let stderr = '';
+  const waiters = new Set<() => void>();
+  child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
+  child.stderr!.on('data', (d: Buffer) => {
+    stderr += d.toString();
+    for (const w of [...waiters]) w();
+  });
+  const exited = new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) =>
+    child.once('close', (code) => resolve({ code, stdout, stderr })),
+  );
+  return {
+    child,
+    exited,
+    stderrMatch: (pattern, timeoutMs = 20_000) =>
+      new Promise((resolve, reject) => {
+        const timer = setTimeout(() => {
+          waiters.delete(check);
+          reject(new Error(`stderr never matched ${pattern}: ${stderr}`));
+        }, timeoutMs);
+        const check = () => {
+          const m = stderr.match(pattern);
+          if (!m) return;
+          clearTimeout(timer);
+          waiters.delete(check);
+          resolve(m);
+        };
+        waiters.add(check);
+        check();
+        void exited.then(() => {
+          if (waiters.has(check)) {
+            clearTimeout(timer);
+            waiters.delete(check);
+            reject(new Error(`the process exited; stderr never matched ${pattern}: ${stderr}`));
+          }
+        });
+      }),
+  };
+}

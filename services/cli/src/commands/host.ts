@@ -2,9 +2,11 @@ import { createInterface } from 'node:readline';
 import { type ConfigOverrides, DemiurgeApp, serveGatewaySocket, serveGatewayStdio } from '@demiurge/host';
 import { operatorSocketPath } from '@demiurge/operator';
 import { ExitCode } from '../cli-errors.js';
+import { shorten, shortJson } from '../format.js';
 import type { HomePaths } from '../home.js';
 import type { CommandIo } from '../io.js';
-import { openTurnClient, type Reply } from './host-client.js';
+import { grantCommand } from './approvals.js';
+import { type ClosedHost, type LeftTask, openTurnClient, type PendingApproval, type Reply } from './host-client.js';
 
 export interface HostFlags {
   readonly provider?: 'fake' | 'openai';
@@ -78,7 +80,8 @@ export async function gatewayCommand(paths: HomePaths, flags: HostFlags, io: Com
   });
   const server = serveGatewayStdio(app, { input: process.stdin, output: process.stdout }, { onShutdown: shutdown });
   // Stdin is the protocol here: its end means "answer what I sent", not "stop" (only a signal stops).
-  await Promise.race([server.closed, requested, signalStop()]);
+  const signal = signalStop().then((why) => io.err(`demiurge: gateway closing (${why})`));
+  await Promise.race([server.closed, requested, signal]);
   await server.close('host closing');
   await app.close();
   return ExitCode.ok;
@@ -106,6 +109,36 @@ function printReply(reply: Reply, json: boolean | undefined, io: CommandIo): voi
     io.err(`demiurge: the turn ${reply.status}${reply.error ? `: ${reply.error.code}: ${reply.error.message}` : ''}`);
 }
 
+function describeCall(a: PendingApproval): string {
+  // The reason is written for the model; its first clause is what a person needs ("plan mode denies ...").
+  const why = a.reason.split(/[.:](\s|$)/)[0] ?? a.reason;
+  return `${a.tool ?? 'an action'} ${shortJson(a.arguments ?? {}, 120)} (${shorten(why, 80)})`;
+}
+
+/** What a run that waits for an approval prints (stderr): the id and the exact command that grants it. */
+function approvalNotice(a: PendingApproval, home: string): string[] {
+  return [
+    `demiurge: run ${a.runId} waits for approval ${a.approvalId}: ${describeCall(a)}`,
+    `demiurge: grant it with: ${grantCommand(a.approvalId, home)}   (or deny: demiurge approvals deny ${a.approvalId})`,
+  ];
+}
+
+/** Says which detached tasks closing the in-process host cancelled or left queued, and how to keep them. */
+function reportLeftTasks(closed: ClosedHost, home: string, io: CommandIo): void {
+  const list = (tasks: readonly LeftTask[]) =>
+    tasks.map((t) => `${t.taskId} (${t.kind}: ${shorten(t.title, 60)})`).join(', ');
+  const n = (count: number) => `${count} detached task${count === 1 ? '' : 's'}`;
+  const { cancelledTasks: cancelled, queuedTasks: queued } = closed;
+  if (cancelled.length > 0)
+    io.err(`demiurge: closing the in-process host cancelled ${n(cancelled.length)}: ${list(cancelled)}`);
+  if (queued.length > 0)
+    io.err(`demiurge: ${n(queued.length)} did not start and wait for the next host on this home: ${list(queued)}`);
+  if (cancelled.length + queued.length > 0)
+    io.err(
+      `demiurge: to keep detached tasks running, start "demiurge serve --home ${home}" first (run and chat then go through it), or pass --wait to wait for them`,
+    );
+}
+
 /** `demiurge run <text>`: one turn, through a serving host's gateway or a host in this process. */
 export async function runCommand(
   paths: HomePaths,
@@ -114,22 +147,29 @@ export async function runCommand(
   io: CommandIo,
 ): Promise<ExitCode> {
   const client = await openTurnClient(paths.home, overridesOf(flags));
+  let failed = true;
   try {
     const reply = await client.send(text, {
       ...(flags.session ? { sessionId: flags.session } : {}),
       ...(flags.plan ? { plan: true } : {}),
+      onApproval: (a) => {
+        for (const line of approvalNotice(a, paths.home)) io.err(line);
+      },
     });
     if (flags.wait) await client.waitForTasks(reply.sessionId);
     printReply(reply, flags.json, io);
+    failed = false;
     return reply.status === 'completed' ? ExitCode.ok : ExitCode.failure;
   } finally {
-    await client.close();
+    const closed = await client.close();
+    if (!failed) reportLeftTasks(closed, paths.home, io);
   }
 }
 
 /**
- * `demiurge chat`: an operator session on the default core. On a terminal it prompts; with piped stdin it
- * reads one message per line (`echo hi | demiurge chat`) and ends at the end of input.
+ * `demiurge chat`: an operator session on the default core. On a terminal it prompts, and asks (y/n) when a
+ * call waits for an approval; with piped stdin it reads one message per line (`echo hi | demiurge chat`),
+ * prints how to grant a waiting call, and ends at the end of input.
  */
 export async function chatCommand(
   paths: HomePaths,
@@ -140,9 +180,21 @@ export async function chatCommand(
   const tty = Boolean(process.stdin.isTTY);
   let sessionId = flags.session;
   let failed = false;
+  let ended = false;
   try {
     if (tty) io.err(`demiurge chat (${client.via}); end with Ctrl-D`);
     const lines = createInterface({ input: process.stdin, terminal: tty, ...(tty ? { output: process.stderr } : {}) });
+    const ask = (a: PendingApproval) => {
+      lines.question(`approve ${describeCall(a)}? (y/n) `, (answer) => {
+        const yes = /^y(es)?$/i.test(answer.trim());
+        const no = /^no?$/i.test(answer.trim());
+        if (!yes && !no) return ask(a);
+        client.decide(a.approvalId, yes ? 'grant' : 'deny').then(
+          () => io.err(`demiurge: approval ${a.approvalId} ${yes ? 'granted' : 'denied'}`),
+          (err: Error) => io.err(`demiurge: approval ${a.approvalId}: ${err.message}`),
+        );
+      });
+    };
     if (tty) {
       lines.setPrompt('> ');
       lines.prompt();
@@ -153,6 +205,10 @@ export async function chatCommand(
         const reply = await client.send(text, {
           ...(sessionId ? { sessionId } : {}),
           ...(flags.plan ? { plan: true } : {}),
+          onApproval: (a) => {
+            if (tty) ask(a);
+            else for (const notice of approvalNotice(a, paths.home)) io.err(notice);
+          },
         });
         sessionId = reply.sessionId;
         if (reply.status !== 'completed') failed = true;
@@ -160,8 +216,10 @@ export async function chatCommand(
       }
       if (tty) lines.prompt();
     }
+    ended = true;
     return failed ? ExitCode.failure : ExitCode.ok;
   } finally {
-    await client.close();
+    const closed = await client.close();
+    if (ended) reportLeftTasks(closed, paths.home, io);
   }
 }
