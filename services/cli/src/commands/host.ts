@@ -1,6 +1,8 @@
+import { existsSync } from 'node:fs';
+import { connect } from 'node:net';
 import { createInterface } from 'node:readline';
 import { type ConfigOverrides, DemiurgeApp, serveGatewaySocket, serveGatewayStdio } from '@demiurge/host';
-import { operatorSocketPath } from '@demiurge/operator';
+import { GatewayAlreadyRunningError, operatorSocketPath } from '@demiurge/operator';
 import { ExitCode } from '../cli-errors.js';
 import { shorten, shortJson } from '../format.js';
 import type { HomePaths } from '../home.js';
@@ -43,6 +45,9 @@ export async function serveCommand(
   flags: HostFlags & { json?: boolean },
   io: CommandIo,
 ): Promise<ExitCode> {
+  // Refused before the host starts: a second host would run recovery beside the serving one.
+  const socket = operatorSocketPath(paths.home);
+  if (existsSync(socket) && (await accepts(socket))) throw new GatewayAlreadyRunningError(socket);
   const app = await DemiurgeApp.start({ home: paths.home, overrides: overridesOf(flags) });
   let shutdown!: () => void;
   const requested = new Promise<void>((r) => {
@@ -69,6 +74,18 @@ export async function serveCommand(
   await server.close('host closing');
   await app.close();
   return ExitCode.ok;
+}
+
+/** Whether something accepts connections on the unix socket `path` (a live gateway). */
+function accepts(path: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const probe = connect({ path });
+    probe.once('connect', () => {
+      probe.destroy();
+      resolve(true);
+    });
+    probe.once('error', () => resolve(false));
+  });
 }
 
 /** `demiurge gateway --stdio`: the operator protocol over stdin/stdout, on an in-process host. */
