@@ -1,7 +1,8 @@
+import { spawn, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { demiurge, tempHome } from './cli.js';
+import { cliBin, demiurge, tempHome } from './cli.js';
 import { type ServeProcess, startServe, watchCli, writeHostHome } from './host.js';
 
 let home: ReturnType<typeof tempHome>;
@@ -87,4 +88,53 @@ describe('approvals from the CLI', () => {
     expect(again.stderr).not.toMatch(/unexpected/);
     expect(again.stderr.trim().split('\n')).toHaveLength(1);
   }, 60_000);
+});
+
+/** util-linux `script` gives the child a terminal, so `chat` is interactive as for a person. */
+const hasScript = spawnSync('script', ['--version']).status === 0;
+
+describe('approvals in an interactive chat', () => {
+  it.skipIf(!hasScript)(
+    'shows the pending call and asks (y/n); y grants it and the turn finishes',
+    async () => {
+      const ws = planHome();
+      const command = `${process.execPath} ${cliBin} chat --plan --home ${home.path}`;
+      const term = spawn('script', ['-qfec', command, '/dev/null'], { cwd: ws, stdio: ['pipe', 'pipe', 'pipe'] });
+      let screen = '';
+      const waiters = new Set<() => void>();
+      term.stdout.on('data', (d: Buffer) => {
+        screen += d.toString();
+        for (const w of [...waiters]) w();
+      });
+      const exited = new Promise<number | null>((resolve) => term.once('close', resolve));
+      const shown = (pattern: RegExp) =>
+        new Promise<void>((resolve, reject) => {
+          const timer = setTimeout(() => reject(new Error(`the terminal never showed ${pattern}: ${screen}`)), 20_000);
+          const check = () => {
+            if (!pattern.test(screen)) return;
+            clearTimeout(timer);
+            waiters.delete(check);
+            resolve();
+          };
+          waiters.add(check);
+          check();
+        });
+      try {
+        await shown(/end with Ctrl-D/);
+        term.stdin.write('write the notes\r');
+        await shown(
+          /approve write_file \{"content":"approved words","path":"notes.txt"\} \(plan mode[^)]*\)\? \(y\/n\)/,
+        );
+        term.stdin.write('y\r');
+        await shown(/approval apr_\w+ granted/);
+        await shown(/wrote notes\.txt/);
+        term.stdin.write('\x04');
+        expect(await exited).toBe(0);
+      } finally {
+        term.kill('SIGKILL');
+      }
+      expect(readFileSync(join(ws, 'notes.txt'), 'utf8')).toBe('approved words');
+    },
+    60_000,
+  );
 });

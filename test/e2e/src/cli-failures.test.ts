@@ -78,6 +78,8 @@ describe('failures at the CLI, said in one line', () => {
     serve = await startServe(home.path, ws);
     const second = await demiurge(['serve', '--home', home.path]);
     expect(second.code).toBe(1);
-    expect(second.stderr).toMatch(/^demiurge: another operator gateway is listening on .*operator\.sock; stop it first\n$/);
+    expect(second.stderr).toMatch(
+      /^demiurge: another operator gateway is listening on .*operator\.sock; stop it first\n$/,
+    );
   });
 });
