@@ -19,7 +19,10 @@ describe('describeError / exitCodeOf', () => {
   it('expected refusals are said plainly, never "unexpected error"', () => {
     const cases: [unknown, RegExp][] = [
       [withCode('database or disk is full', 'SQLITE_FULL'), /^the disk is full: database or disk is full/],
-      [withCode('no space left on device', 'ENOSPC', { path: '/h/runtime/x' }), /^the disk is full \(\/h\/runtime\/x\)/],
+      [
+        withCode('no space left on device', 'ENOSPC', { path: '/h/runtime/x' }),
+        /^the disk is full \(\/h\/runtime\/x\)/,
+      ],
       [withCode('database disk image is malformed', 'SQLITE_CORRUPT'), /^damaged store: .*demiurge doctor/],
       [withCode('file is not a database', 'SQLITE_NOTADB'), /^damaged store: /],
       [withCode('disk I/O error', 'SQLITE_IOERR_SHORT_READ'), /^the store could not be read or written/],

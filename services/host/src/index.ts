@@ -1,3 +1,5 @@
+/** An Agent Core (pipelines.yaml, agent.yaml, slot.yaml) that does not load: a configuration error. */
+export { CoreLoadError } from '@demiurge/slots';
 export {
   type AppOptions,
   DEFAULT_CORE_DIR,
@@ -12,6 +14,4 @@ export { ConfigError, type ConfigOverrides, configPath, HostConfig, loadConfig }
 export { createOperatorBackend, serveGatewaySocket, serveGatewayStdio } from './gateway.js';
 export { hostIdentity, isHostAlive } from './host-identity.js';
 export { hostProjectors } from './projectors.js';
-/** An Agent Core (pipelines.yaml, agent.yaml, slot.yaml) that does not load: a configuration error. */
-export { CoreLoadError } from '@demiurge/slots';
 export { type ScheduleOverview, scheduleOverview } from './schedule-overview.js';
