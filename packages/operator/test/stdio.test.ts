@@ -4,7 +4,7 @@ import { serveStdio } from '../src/index.js';
 import { deferred, fakeBackend, RUN, SESSION, TURN } from './fake-backend.js';
 import { INIT } from './harness.js';
 
-function stdio(overrides: Parameters<typeof fakeBackend>[0] = {}) {
+function stdio(overrides: Parameters<typeof fakeBackend>[0] = {}, afterInput?: () => Promise<void>) {
   const input = new PassThrough();
   const output = new PassThrough();
   const fake = fakeBackend(overrides);
@@ -18,7 +18,13 @@ function stdio(overrides: Parameters<typeof fakeBackend>[0] = {}) {
       rest = rest.slice(i + 1);
     }
   });
-  const server = serveStdio({ input, output, backend: fake.backend, version: '1.2.3' });
+  const server = serveStdio({
+    input,
+    output,
+    backend: fake.backend,
+    version: '1.2.3',
+    ...(afterInput ? { afterInput } : {}),
+  });
   const send = (frame: unknown) => input.write(`${JSON.stringify(frame)}\n`);
   return { input, output, frames, server, send, ...fake };
 }
@@ -45,6 +51,35 @@ describe('serveStdio', () => {
     ]);
     expect(s.output.writableEnded).toBe(false);
     expect(s.methodsCalled()).toEqual(['submit']);
+  });
+
+  it('after the input ended and every request was answered, events flow until afterInput settles', async () => {
+    const lingering = deferred<void>();
+    const s = stdio({}, () => lingering.promise);
+    s.send({ id: 1, method: 'operator.initialize', params: INIT });
+    s.input.end();
+    await settle();
+    let closed = false;
+    void s.server.closed.then(() => {
+      closed = true;
+    });
+    s.events.next({ event: 'operator.status', payload: { subject: 'host', state: 'busy' } });
+    await settle();
+    expect(closed).toBe(false);
+    lingering.resolve();
+    await s.server.closed;
+    s.events.next({ event: 'operator.status', payload: { subject: 'host', state: 'idle' } });
+    await settle();
+    expect(s.frames.map((f) => f.id ?? f.event)).toEqual([1, 'operator.ready', 'operator.status']);
+  });
+
+  it('close() does not wait for afterInput', async () => {
+    const s = stdio({}, () => new Promise<void>(() => undefined));
+    s.send({ id: 1, method: 'operator.initialize', params: INIT });
+    s.input.end();
+    await settle();
+    await s.server.close('stopping');
+    expect(s.frames.at(-1)).toEqual({ event: 'operator.shutdown', payload: { reason: 'stopping' } });
   });
 
   it('reports hostile lines as operator.error and keeps serving', async () => {
