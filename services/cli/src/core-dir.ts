@@ -2,9 +2,8 @@ import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 
 /**
- * What is wrong with an Agent Core directory, or `null` when it looks usable: it exists and has an
- * `agent.yaml`. TODO: call the host's core check (loading agent.yaml and its pipelines) once
- * @demiurge/host exports one.
+ * What is wrong with an Agent Core directory before it is loaded, or `null` when it is worth loading: it
+ * exists and has an `agent.yaml` (`doctor` then loads it with the host's `loadCore`).
  */
 export function coreProblem(dir: string): string | null {
   if (!existsSync(dir)) return `${dir} does not exist`;

@@ -1,5 +1,5 @@
-/** An Agent Core (pipelines.yaml, agent.yaml, slot.yaml) that does not load: a configuration error. */
-export { CoreLoadError } from '@demiurge/slots';
+/** An Agent Core (pipelines.yaml, agent.yaml, slot.yaml) that does not load is a configuration error. */
+export { CoreLoadError, loadCore } from '@demiurge/slots';
 export {
   type AppOptions,
   DEFAULT_CORE_DIR,

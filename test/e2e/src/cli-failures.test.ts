@@ -29,6 +29,9 @@ describe('failures at the CLI, said in one line', () => {
       expect(run.stderr).toMatch(/^demiurge: .*core\/pipelines\.yaml.*\n$/);
       expect(run.stderr).not.toMatch(/unexpected/);
     }
+    const doctor = await demiurge(['doctor', '--home', home.path]);
+    expect(doctor.code).toBe(2);
+    expect(doctor.stdout).toMatch(/fail +core +does not load: .*core\/pipelines\.yaml/);
     cpSync(join(BUNDLED_CORE, 'pipelines.yaml'), join(core, 'pipelines.yaml'));
     writeFileSync(join(core, 'agent.yaml'), 'id: [default\n');
     const run = await demiurge(['run', 'hi', '--home', home.path]);

@@ -1,7 +1,15 @@
 import { existsSync, lstatSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { SCHEMA_VERSION, type SqliteEventStore } from '@demiurge/event-store-sqlite';
-import { ConfigError, configPath, DEFAULT_CORE_DIR, type HostConfig, loadConfig } from '@demiurge/host';
+import {
+  ConfigError,
+  CoreLoadError,
+  configPath,
+  DEFAULT_CORE_DIR,
+  type HostConfig,
+  loadConfig,
+  loadCore,
+} from '@demiurge/host';
 import { ExitCode } from '../cli-errors.js';
 import { coreProblem } from '../core-dir.js';
 import type { HomePaths } from '../home.js';
@@ -62,15 +70,25 @@ function checkConfig(paths: HomePaths): { check: DoctorCheck; config: HostConfig
   }
 }
 
-function checkCore(config: HostConfig | undefined): DoctorCheck {
-  // TODO: the host's core check (agent.yaml and its pipelines), once @demiurge/host exports one.
+/** The Agent Core: it must load (agent.yaml, pipelines.yaml, every listed slot.yaml) as the host loads it. */
+async function checkCore(config: HostConfig | undefined): Promise<{ check: DoctorCheck; error?: CoreLoadError }> {
   const configured = config?.core;
   const dir = resolve(configured ?? DEFAULT_CORE_DIR);
   const problem = coreProblem(dir);
-  if (!problem) return { check: 'core', status: 'ok', detail: `${dir}${configured ? '' : ' (bundled)'}` };
-  return configured
-    ? { check: 'core', status: 'fail', detail: `${problem} (config "core")` }
-    : { check: 'core', status: 'warn', detail: `${problem} (the bundled core; set "core" in config.yaml)` };
+  if (problem) {
+    return configured
+      ? { check: { check: 'core', status: 'fail', detail: `${problem} (config "core")` } }
+      : {
+          check: { check: 'core', status: 'warn', detail: `${problem} (the bundled core; set "core" in config.yaml)` },
+        };
+  }
+  try {
+    await loadCore(dir);
+  } catch (err) {
+    if (!(err instanceof CoreLoadError)) throw err;
+    return { check: { check: 'core', status: 'fail', detail: `does not load: ${err.message}` }, error: err };
+  }
+  return { check: { check: 'core', status: 'ok', detail: `${dir}${configured ? '' : ' (bundled)'}` } };
 }
 
 function checkSettings(store: SqliteEventStore): DoctorCheck[] {
@@ -156,7 +174,8 @@ export async function doctorCommand(paths: HomePaths, options: { json: boolean }
     checks.push(checkDir(paths.runtimeDir, 'runtime dir', true));
     checks.push(...(await checkDatabase(paths, config?.config)));
   }
-  checks.push(checkCore(config?.config));
+  const core = await checkCore(config?.config);
+  checks.push(core.check);
   const failed = checks.filter((c) => c.status === 'fail').length;
   const warned = checks.filter((c) => c.status === 'warn').length;
   if (options.json) io.out(JSON.stringify({ ok: failed === 0, home: paths.home, checks }));
@@ -169,6 +188,6 @@ export async function doctorCommand(paths: HomePaths, options: { json: boolean }
         : `doctor: ${failed} failure(s), ${warned} warning(s)`,
     );
   }
-  if (config?.error) return ExitCode.usage;
+  if (config?.error || core.error) return ExitCode.usage;
   return failed > 0 ? ExitCode.failure : ExitCode.ok;
 }

@@ -34,7 +34,10 @@ export function registerHost(program: Command, ctx: CommandContext): void {
       .description('run one turn and print the reply (through a serving host, else in this process)')
       .argument('<text>', 'the input')
       .option('--session <id>', 'continue this session')
-      .option('--plan', 'run in plan mode (mutating tools need an approval)')
+      .option(
+        '--plan',
+        'run in plan mode (mutating calls are denied, or wait for an approval with plan_mode.on_write: ask)',
+      )
       .option('--wait', 'wait for detached tasks the turn started before closing'),
   )
     .addOption(jsonOption())
