@@ -1,4 +1,5 @@
 import { NotFoundError } from '@demiurge/control-plane';
+import { StreamVersionConflictError } from '@demiurge/event-store';
 import { ConfigError, CoreLoadError } from '@demiurge/host';
 import { GatewayAlreadyRunningError, OperatorRequestError } from '@demiurge/operator';
 import { describe, expect, it } from 'vitest';
@@ -35,6 +36,9 @@ describe('describeError / exitCodeOf', () => {
       expect(describeError(err)).toMatch(expected);
       expect(exitCodeOf(err)).toBe(ExitCode.failure);
     }
+    expect(describeError(new StreamVersionConflictError('ses_1', 3, 4))).toMatch(
+      /^other processes kept writing to ses_1 .*run it again$/,
+    );
     expect(describeError(new TypeError('x is undefined'))).toBe('unexpected error: x is undefined');
   });
 });

@@ -1,5 +1,5 @@
 import { DemiurgeError, ErrorCode } from '@demiurge/contracts';
-import { UnknownProjectorError } from '@demiurge/event-store';
+import { StreamVersionConflictError, UnknownProjectorError } from '@demiurge/event-store';
 import { ConfigError, CoreLoadError } from '@demiurge/host';
 import {
   GatewayAlreadyRunningError,
@@ -80,6 +80,10 @@ function expectedRefusal(err: Error): string | undefined {
  * marked unexpected.
  */
 export function describeError(err: unknown): string {
+  if (err instanceof StreamVersionConflictError) {
+    // Writers retry a conflict from a fresh read; this one outlasted the retries (other writers kept winning).
+    return `other processes kept writing to ${err.streamId} at the same moment and this command gave up after its retries (that write was not recorded): run it again`;
+  }
   if (err instanceof DemiurgeError) return err.message;
   if (OPERATOR_REFUSALS.some((type) => err instanceof type)) return (err as Error).message;
   if (err instanceof Error) {
