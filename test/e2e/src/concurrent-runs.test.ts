@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type CliResult, demiurge, tempHome } from './cli.js';
-import { writeHostHome } from './host.js';
+import { writeHostHome } from './serve-process.js';
 
 let home: ReturnType<typeof tempHome>;
 beforeEach(() => {

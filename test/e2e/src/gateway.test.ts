@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { spawnDemiurge, tempHome } from './cli.js';
-import { INIT, rawGateway, request, type ServeProcess, startServe, writeHostHome } from './host.js';
+import { INIT, rawGateway, request, type ServeProcess, startServe, writeHostHome } from './serve-process.js';
 
 let home: ReturnType<typeof tempHome>;
 let serve: ServeProcess | undefined;
