@@ -136,7 +136,7 @@ function describeCall(a: PendingApproval): string {
 function approvalNotice(a: PendingApproval, home: string): string[] {
   return [
     `demiurge: run ${a.runId} waits for approval ${a.approvalId}: ${describeCall(a)}`,
-    `demiurge: grant it with: ${grantCommand(a.approvalId, home)}   (or deny: demiurge approvals deny ${a.approvalId})`,
+    `demiurge: grant it with: ${grantCommand(a.approvalId, home)}   (or deny: ${grantCommand(a.approvalId, home).replace(' grant ', ' deny ')})`,
   ];
 }
 
@@ -149,7 +149,9 @@ function reportLeftTasks(closed: ClosedHost, home: string, io: CommandIo): void 
   if (cancelled.length > 0)
     io.err(`demiurge: closing the in-process host cancelled ${n(cancelled.length)}: ${list(cancelled)}`);
   if (queued.length > 0)
-    io.err(`demiurge: ${n(queued.length)} did not start and wait for the next host on this home: ${list(queued)}`);
+    io.err(
+      `demiurge: ${n(queued.length)} did not start and ${queued.length === 1 ? 'waits' : 'wait'} for the next host on this home: ${list(queued)}`,
+    );
   if (cancelled.length + queued.length > 0)
     io.err(
       `demiurge: to keep detached tasks running, start "demiurge serve --home ${home}" first (run and chat then go through it), or pass --wait to wait for them`,
@@ -201,16 +203,26 @@ export async function chatCommand(
   try {
     if (tty) io.err(`demiurge chat (${client.via}); end with Ctrl-D`);
     const lines = createInterface({ input: process.stdin, terminal: tty, ...(tty ? { output: process.stderr } : {}) });
+    // One question at a time: a second pending call is asked once the first is answered.
+    let asking: Promise<void> = Promise.resolve();
     const ask = (a: PendingApproval) => {
-      lines.question(`approve ${describeCall(a)}? (y/n) `, (answer) => {
-        const yes = /^y(es)?$/i.test(answer.trim());
-        const no = /^no?$/i.test(answer.trim());
-        if (!yes && !no) return ask(a);
-        client.decide(a.approvalId, yes ? 'grant' : 'deny').then(
-          () => io.err(`demiurge: approval ${a.approvalId} ${yes ? 'granted' : 'denied'}`),
-          (err: Error) => io.err(`demiurge: approval ${a.approvalId}: ${err.message}`),
-        );
-      });
+      asking = asking.then(
+        () =>
+          new Promise<void>((answered) => {
+            const question = () =>
+              lines.question(`approve ${describeCall(a)}? (y/n) `, (answer) => {
+                const yes = /^y(es)?$/i.test(answer.trim());
+                const no = /^no?$/i.test(answer.trim());
+                if (!yes && !no) return question();
+                client.decide(a.approvalId, yes ? 'grant' : 'deny').then(
+                  () => io.err(`demiurge: approval ${a.approvalId} ${yes ? 'granted' : 'denied'}`),
+                  (err: Error) => io.err(`demiurge: approval ${a.approvalId}: ${err.message}`),
+                );
+                answered();
+              });
+            question();
+          }),
+      );
     };
     if (tty) {
       lines.setPrompt('> ');
