@@ -56,7 +56,20 @@ describe('failures at the CLI, said in one line', () => {
       `demiurge: the host serving ${home.path} stopped during run ${runId}; the next host to start on this home resumes it (demiurge serve, or run again)`,
     );
     expect(done.stderr).not.toMatch(/no elements in sequence|unexpected/);
-  }, 60_000);
+
+    // The next host resumes the run: it waits on the same approval, and finishes once it is granted.
+    serve = await startServe(home.path, ws);
+    const [, approvalId] = done.stderr.match(/waits for approval (apr_\w+)/)!;
+    const grant = await demiurge(['approvals', 'grant', approvalId!, '--home', home.path]);
+    expect(grant.code, grant.stderr).toBe(0);
+    let status = '';
+    for (let i = 0; i < 100 && status !== 'completed'; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      const show = await demiurge(['runs', 'show', runId!, '--json', '--home', home.path]);
+      status = (JSON.parse(show.stdout) as { run: { status: string } }).run.status;
+    }
+    expect(status).toBe('completed');
+  }, 90_000);
 
   it('a run hosting in-process says which detached tasks closing cancelled and how to keep them', async () => {
     const ws = writeHostHome(home.path, {
