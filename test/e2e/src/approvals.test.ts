@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { cliBin, demiurge, tempHome } from './cli.js';
-import { type ServeProcess, startServe, watchCli, writeHostHome } from './serve-process.js';
+import { killWatched, type ServeProcess, startServe, watchCli, writeHostHome } from './serve-process.js';
 
 let home: ReturnType<typeof tempHome>;
 let serve: ServeProcess | undefined;
@@ -11,6 +11,7 @@ beforeEach(() => {
   home = tempHome();
 });
 afterEach(async () => {
+  killWatched();
   await serve?.stop('SIGKILL');
   serve = undefined;
   home.remove();

@@ -2,7 +2,7 @@ import { cpSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { demiurge, tempHome } from './cli.js';
-import { type ServeProcess, startServe, watchCli, writeHostHome } from './serve-process.js';
+import { killWatched, type ServeProcess, startServe, watchCli, writeHostHome } from './serve-process.js';
 
 const BUNDLED_CORE = join(import.meta.dirname, '..', '..', '..', 'agent');
 
@@ -12,6 +12,7 @@ beforeEach(() => {
   home = tempHome();
 });
 afterEach(async () => {
+  killWatched();
   await serve?.stop('SIGKILL');
   serve = undefined;
   home.remove();

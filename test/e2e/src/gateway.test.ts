@@ -39,7 +39,8 @@ describe('the operator gateway answers every request, in order (real host)', () 
         request(3, 'operator.status') +
         request(4, 'operator.history', { session_id: 'ses_nope' }),
     );
-    const result = await gateway.exited;
+    const timer = setTimeout(() => gateway.child.kill('SIGKILL'), 20_000);
+    const result = await gateway.exited.finally(() => clearTimeout(timer));
     expect(result.code).toBe(0);
     const frames = result.stdout
       .trim()

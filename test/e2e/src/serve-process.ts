@@ -135,11 +135,20 @@ export interface WatchedCli {
   readonly exited: Promise<{ code: number | null; stdout: string; stderr: string }>;
 }
 
+const watched = new Set<ChildProcess>();
+
+/** SIGKILLs the {@link watchCli} children still running (a failed test leaves none behind). */
+export function killWatched(): void {
+  for (const child of watched) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  watched.clear();
+}
+
 export function watchCli(args: readonly string[], options: { cwd?: string; stdin?: string } = {}): WatchedCli {
   const child = spawn(process.execPath, [cliBin, ...args], {
     cwd: options.cwd,
     stdio: [options.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
   });
+  watched.add(child);
   if (options.stdin !== undefined) child.stdin!.end(options.stdin);
   let stdout = '';
   let stderr = '';
