@@ -11,6 +11,7 @@ import {
 import { RunsCollections, runsProjector } from '@demiurge/projector-runs';
 import { merge, mergeMap, type Observable } from 'rxjs';
 import type { DemiurgeApp } from './app.js';
+import { HostOperatorSession, type SessionGatewayOptions } from './operator-session.js';
 import { scheduleOverview } from './schedule-overview.js';
 
 class NoSuchPromptError extends DemiurgeError {
@@ -18,8 +19,16 @@ class NoSuchPromptError extends DemiurgeError {
   readonly code = ErrorCode.NotFound;
 }
 
+export interface GatewayOptions {
+  readonly onShutdown?: () => void;
+  /** Settings of connections that use the original (session-bound) handshake. */
+  readonly session?: SessionGatewayOptions;
+  /** An original-protocol handshake was refused (the TUI gateway exits 2 after answering it). */
+  readonly onRefused?: (reason: string) => void;
+}
+
 /** The operator gateway's backend over a running host: every answer comes from the store. */
-export function createOperatorBackend(app: DemiurgeApp, options: { onShutdown?: () => void } = {}): OperatorBackend {
+export function createOperatorBackend(app: DemiurgeApp, options: GatewayOptions = {}): OperatorBackend {
   const { runtime } = app;
   const operator = (note?: string) => ({ actor: { kind: 'operator' as const, id: 'operator' }, note });
   const events$: Observable<OperatorEvent> = merge(
@@ -28,6 +37,14 @@ export function createOperatorBackend(app: DemiurgeApp, options: { onShutdown?: 
   );
   return {
     events$,
+    async openSession(open) {
+      // `/exit` or `shutdown` of a session-bound connection ends that connection's session; the process
+      // ends only where the caller says so (`session.onExit`, the TUI gateway), never a shared daemon.
+      return new HostOperatorSession(app, open, options.session ?? {});
+    },
+    handshakeRefused(reason) {
+      options.onRefused?.(reason);
+    },
     async submit(p) {
       const submitted = await app.submit({
         text: p.text,
@@ -107,7 +124,7 @@ export function createOperatorBackend(app: DemiurgeApp, options: { onShutdown?: 
 }
 
 /** Serves the gateway on `<home>/runtime/operator.sock` (0600 in a 0700 directory). */
-export async function serveGatewaySocket(app: DemiurgeApp, options: { onShutdown?: () => void } = {}) {
+export async function serveGatewaySocket(app: DemiurgeApp, options: GatewayOptions = {}) {
   return serveUnixSocket({ path: operatorSocketPath(app.home), backend: createOperatorBackend(app, options) });
 }
 
@@ -115,7 +132,7 @@ export async function serveGatewaySocket(app: DemiurgeApp, options: { onShutdown
 export function serveGatewayStdio(
   app: DemiurgeApp,
   streams: { input: NodeJS.ReadableStream; output: NodeJS.WritableStream },
-  options: { onShutdown?: () => void } = {},
+  options: GatewayOptions = {},
 ) {
   return serveStdio({ ...streams, backend: createOperatorBackend(app, options) } as never);
 }
