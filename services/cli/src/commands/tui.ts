@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { appendFileSync, existsSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { PassThrough } from 'node:stream';
 import { type ConfigOverrides, DemiurgeApp, serveGatewayStdio } from '@demiurge/host';
 import { UsageError } from '../cli-errors.js';
 import { resolveHome } from '../home.js';
@@ -115,9 +116,18 @@ export async function tuiGatewayCommand(configJson: string | undefined): Promise
   });
   // After the answer that asked for it is written (pipes write synchronously on Linux; the timer is margin).
   const endWith = (code: number) => setTimeout(() => finish(code), 20);
+  // DEMIURGE_TUI_GATEWAY_TRACE=FILE appends every frame the client receives to FILE (tests read it).
+  const trace = process.env.DEMIURGE_TUI_GATEWAY_TRACE;
+  let output: NodeJS.WritableStream = process.stdout;
+  if (trace) {
+    const tee = new PassThrough();
+    tee.on('data', (chunk: Buffer) => appendFileSync(trace, chunk));
+    tee.pipe(process.stdout);
+    output = tee;
+  }
   const server = serveGatewayStdio(
     app,
-    { input: process.stdin, output: process.stdout },
+    { input: process.stdin, output },
     {
       onRefused: () => endWith(2),
       session: {
