@@ -47,7 +47,7 @@ export class TmuxTerminal {
   }
 
   /** Waits until the screen matches; fails with the screen in the message. */
-  async waitFor(test: RegExp | ((screen: string) => boolean), timeoutMs = 20_000): Promise<string> {
+  async waitFor(test: RegExp | ((screen: string) => boolean), timeoutMs = 30_000): Promise<string> {
     const deadline = Date.now() + timeoutMs;
     let screen = '';
     while (Date.now() < deadline) {

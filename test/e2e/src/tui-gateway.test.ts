@@ -25,6 +25,8 @@ interface Frame {
 class Gateway {
   readonly child: ChildProcessWithoutNullStreams;
   readonly frames: Frame[] = [];
+  /** What the gateway wrote to stderr: the TUI shows every such line as an error notice. */
+  stderr = '';
   readonly exited: Promise<number | null>;
   private nextId = 0;
   private waiters: (() => void)[] = [];
@@ -40,6 +42,9 @@ class Gateway {
     createInterface({ input: this.child.stdout }).on('line', (line) => {
       this.frames.push(JSON.parse(line) as Frame);
       for (const w of this.waiters.splice(0)) w();
+    });
+    this.child.stderr.on('data', (d: Buffer) => {
+      this.stderr += d.toString();
     });
     this.exited = new Promise((resolve) => this.child.once('exit', (code) => resolve(code)));
   }
@@ -176,6 +181,7 @@ describe('the TUI gateway (original protocol over stdio)', () => {
     expect(gw.events('operator.shutdown').length).toBeGreaterThanOrEqual(1);
     expect(await gw.exited).toBe(0);
     expect(gw.frames.filter((f) => f.error !== undefined || f.event === 'operator.error')).toEqual([]);
+    expect(gw.stderr).toBe('');
 
     // A restart with the session: operator.history pushed at initialize, in the original item shape.
     const again = new Gateway({ ...config, session: sessionId });
@@ -219,6 +225,48 @@ describe('the TUI gateway (original protocol over stdio)', () => {
     gw.child.stdin.end(); // end of input: exit 1, as the original
     expect(await gw.exited).toBe(1);
     expect(gw.frames.filter((f) => f.error !== undefined || f.event === 'operator.error')).toEqual([]);
+    expect(gw.stderr).toBe('');
+  });
+
+  it('slash commands: help, status, approvals, sessions, doctor, history; /new binds a new session; /resume opens a prompt answered by reply_prompt', async () => {
+    const cmdHome = makeHome([{ content: 'kept' }]);
+    try {
+      const gw = new Gateway({ home: cmdHome.path });
+      const first = (await gw.request('operator.initialize', HANDSHAKE)).result?.session_id as string;
+      await gw.request('operator.submit', { text: 'remember me' });
+      await gw.until(
+        (f) => f.event === 'operator.deliver' && (f.payload?.deliveries as { text: string }[])?.[0]?.text === 'kept',
+      );
+      const output = async (text: string) => {
+        const mark = gw.frames.length;
+        expect((await gw.request('operator.command', { text })).result).toEqual({ handled: true, exit: false });
+        const out = await gw.until((f) => f.event === 'operator.deliver' && f.payload?.deliveries !== undefined, mark);
+        return (out.payload?.deliveries as { text: string; metadata: Record<string, unknown> }[])[0]!;
+      };
+      expect((await output('/help')).text).toContain('/plan on|off');
+      expect((await output('/status')).text).toContain(`session_id: ${first}`);
+      expect((await output('/approvals')).text).toBe('no open approvals');
+      expect((await output('/doctor')).metadata).toEqual({ command: 'doctor', role: 'system' });
+      expect((await output('/sessions')).text).toContain(first);
+      expect((await output('/new')).text).toMatch(/^new session: ses_/);
+      const second = gw.events('operator.status').at(-1)?.payload?.session_id;
+      expect(second).not.toBe(first);
+
+      await gw.request('operator.command', { text: '/resume' });
+      const prompt = await gw.until((f) => f.event === 'operator.prompt.opened');
+      expect(prompt.payload).toMatchObject({ kind: 'resume', question: 'Resume session' });
+      expect(prompt.payload?.choices).toContain(first);
+      const mark = gw.frames.length;
+      const answer = await gw.request('operator.reply_prompt', { prompt_id: prompt.payload?.prompt_id, answer: first });
+      expect(answer.result).toEqual({ accepted: true, kind: 'resume', session_id: first });
+      const history = await gw.until((f) => f.event === 'operator.history', mark);
+      expect((history.payload?.items as { text: string }[]).map((i) => i.text)).toEqual(['remember me', 'kept']);
+      expect((await gw.request('operator.shutdown')).result).toEqual({ shutdown: true });
+      expect(await gw.exited).toBe(0);
+      expect(gw.frames.filter((f) => f.error !== undefined || f.event === 'operator.error')).toEqual([]);
+    } finally {
+      cmdHome.remove();
+    }
   });
 
   it('exit codes: a build mismatch 2 (protocol_mismatch), a bad config 2 (config_error on stdout), a missing session 1', async () => {

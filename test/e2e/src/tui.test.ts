@@ -94,7 +94,7 @@ describe.skipIf(skipReason !== undefined)('the original Demiurge TUI against thi
   });
 
   it('connects: the footer shows the session, the provider and idle', async () => {
-    await tui.waitFor(/fake:fake-1 · idle/);
+    await tui.waitFor(/fake:fake-1 · idle/, 60_000);
     const ready = frames().find((f) => f.event === 'operator.ready');
     expect(ready?.payload).toMatchObject({ provider: 'fake', model: 'fake-1', workspace });
   });
@@ -152,7 +152,7 @@ describe.skipIf(skipReason !== undefined)('the original Demiurge TUI against thi
   it('a restart with the session in the config shows its history', async () => {
     tui.close();
     tui = start('tui2', ['--session', sessionId]);
-    const screen = await tui.waitFor((s) => saidBy(s, 'demiurge', 'second reply from the host'));
+    const screen = await tui.waitFor((s) => saidBy(s, 'demiurge', 'second reply from the host'), 60_000);
     expect(saidBy(screen, 'demiurge', 'first reply from the host')).toBe(true);
     expect(saidBy(screen, 'you', 'hello from the tui')).toBe(true);
     expect(screen).toContain(sessionId.slice(-10));
