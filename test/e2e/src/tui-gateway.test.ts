@@ -241,7 +241,12 @@ describe('the TUI gateway (original protocol over stdio)', () => {
         const mark = gw.frames.length;
         expect((await gw.request('operator.command', { text })).result).toEqual({ handled: true, exit: false });
         const out = await gw.until((f) => f.event === 'operator.deliver' && f.payload?.deliveries !== undefined, mark);
-        return (out.payload?.deliveries as { text: string; metadata: Record<string, unknown> }[])[0]!;
+        return (
+          (out.payload?.deliveries as { text: string; metadata: Record<string, unknown> }[] | undefined)?.[0] ?? {
+            text: '',
+            metadata: {},
+          }
+        );
       };
       expect((await output('/help')).text).toContain('/plan on|off');
       expect((await output('/status')).text).toContain(`session_id: ${first}`);
@@ -260,7 +265,10 @@ describe('the TUI gateway (original protocol over stdio)', () => {
       const answer = await gw.request('operator.reply_prompt', { prompt_id: prompt.payload?.prompt_id, answer: first });
       expect(answer.result).toEqual({ accepted: true, kind: 'resume', session_id: first });
       const history = await gw.until((f) => f.event === 'operator.history', mark);
-      expect((history.payload?.items as { text: string }[]).map((i) => i.text)).toEqual(['remember me', 'kept']);
+      expect(((history.payload?.items as { text: string }[] | undefined) ?? []).map((i) => i.text)).toEqual([
+        'remember me',
+        'kept',
+      ]);
       expect((await gw.request('operator.shutdown')).result).toEqual({ shutdown: true });
       expect(await gw.exited).toBe(0);
       expect(gw.frames.filter((f) => f.error !== undefined || f.event === 'operator.error')).toEqual([]);
