@@ -226,7 +226,7 @@ export class HostOperatorSession implements OperatorSession {
     const submitted = await this.app.submit({ sessionId: this.sessionId, text });
     const outcome = submitted.outcome.then(
       (o) => {
-        if (o.status === 'failed') this.lastError = o.text;
+        if (o.status === 'failed') this.fail(new Error(`the turn failed: ${o.error?.message ?? o.text}`));
       },
       (error) => this.fail(error),
     );

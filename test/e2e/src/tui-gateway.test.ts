@@ -194,8 +194,11 @@ describe('the TUI gateway (original protocol over stdio)', () => {
       expect.objectContaining({ type: 'message', role: 'user', text: 'second' }),
       expect.objectContaining({ type: 'message', role: 'assistant', text: 'two' }),
     ]);
-    expect((await again.request('operator.shutdown')).result).toEqual({ shutdown: true });
+    // As the TUI leaves: shutdown, then the end of its input at once: still 0.
+    const bye = again.send('operator.shutdown');
+    again.child.stdin.end();
     expect(await again.exited).toBe(0);
+    expect(again.frames.find((f) => f.id === bye)?.result).toEqual({ shutdown: true });
   });
 
   it('plan mode: operator.approval.opened in the original shape; the original decision "y" grants and the file is written', async () => {

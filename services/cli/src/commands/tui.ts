@@ -115,7 +115,11 @@ export async function tuiGatewayCommand(configJson: string | undefined): Promise
     finish = r;
   });
   // After the answer that asked for it is written (pipes write synchronously on Linux; the timer is margin).
-  const endWith = (code: number) => setTimeout(() => finish(code), 20);
+  let requested: number | undefined;
+  const endWith = (code: number) => {
+    requested ??= code;
+    setTimeout(() => finish(code), 20);
+  };
   // DEMIURGE_TUI_GATEWAY_TRACE=FILE appends every frame the client receives to FILE (tests read it).
   const trace = process.env.DEMIURGE_TUI_GATEWAY_TRACE;
   let output: NodeJS.WritableStream = process.stdout;
@@ -141,7 +145,8 @@ export async function tuiGatewayCommand(configJson: string | undefined): Promise
       },
     },
   );
-  const code = await Promise.race([server.closed.then(() => 1), ended]);
+  // The end of input after a shutdown (the TUI sends shutdown, then closes stdin) is still a shutdown: 0.
+  const code = await Promise.race([server.closed.then(() => requested ?? 1), ended]);
   await server.close('gateway closing');
   await app.close();
   process.stdin.destroy();
