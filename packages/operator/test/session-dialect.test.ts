@@ -95,6 +95,16 @@ describe('the session-bound dialect (the original handshake)', () => {
     expect(s.calls.at(-1)).toEqual(['close', {}]);
   });
 
+  it('answers a second initialize on a bound connection and announces again', async () => {
+    const s = sessionServer();
+    s.send('operator.initialize', HANDSHAKE);
+    await settle();
+    s.send('operator.initialize', { protocol_version: 1 });
+    await settle();
+    expect(s.frames.filter((f) => f.event === 'operator.ready')).toHaveLength(2);
+    expect(s.frames[2]).toMatchObject({ id: 2, result: { build_stamp: 'demiurge-operator-v1', session_id: 'ses_x' } });
+  });
+
   it('refuses another build stamp or protocol version as protocol_mismatch and tells the backend', async () => {
     const s = sessionServer();
     s.send('operator.initialize', { protocol_version: 1, build_stamp: 'other' });
