@@ -199,6 +199,7 @@ describe('the TUI gateway (original protocol over stdio)', () => {
     again.child.stdin.end();
     expect(await again.exited).toBe(0);
     expect(again.frames.find((f) => f.id === bye)?.result).toEqual({ shutdown: true });
+    expect(again.stderr).toBe('');
   });
 
   it('plan mode: operator.approval.opened in the original shape; the original decision "y" grants and the file is written', async () => {
