@@ -49,6 +49,14 @@ export {
   SubmitParams,
 } from './operator-params.js';
 export {
+  BUILD_STAMP,
+  type OperatorSession,
+  parseApprovalDecision,
+  type SessionApprovalDecision,
+  SessionInitializeParams,
+  type SessionOpen,
+} from './operator-session.js';
+export {
   type EventFrame,
   OPERATOR_PACKAGE_VERSION,
   type OperatorLimitSettings,

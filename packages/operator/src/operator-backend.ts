@@ -10,6 +10,7 @@ import type {
   StatusParams,
   SubmitParams,
 } from './operator-params.js';
+import type { OperatorSession, SessionOpen } from './operator-session.js';
 
 /** What a successful `operator.submit` returns: where the input went. */
 export interface SubmitResult {
@@ -44,6 +45,13 @@ export interface OperatorBackend {
   status(p: StatusParams): Promise<unknown>;
   history(p: HistoryParams): Promise<unknown>;
   shutdown(p: ShutdownParams): Promise<Ack>;
+  /**
+   * Binds a connection that initialized with the original handshake (no `client`) to one session: the
+   * session-bound dialect (see `operator-session.ts`). Without it, such a handshake is refused as before.
+   */
+  openSession?(open: SessionOpen): Promise<OperatorSession>;
+  /** The original handshake was refused (protocol or build mismatch); its error reply follows. */
+  handshakeRefused?(reason: string): void;
   /** Operator events to push to initialized clients; subscribed once per server. */
   readonly events$: Observable<OperatorEvent>;
 }

@@ -6,6 +6,13 @@ import type { OperatorEventPayload } from './operator-events.js';
 import { backendRoute, type InitializeResult } from './operator-methods.js';
 import { InitializeParams } from './operator-params.js';
 import {
+  BUILD_STAMP,
+  checkSessionHandshake,
+  isSessionHandshake,
+  type OperatorSession,
+  sessionRoute,
+} from './operator-session.js';
+import {
   encodeFrame,
   isRequestId,
   type OperatorLimitSettings,
@@ -54,6 +61,8 @@ export class OperatorConnection {
   private paused = false;
   private inputEnded = false;
   private detach: (() => void) | undefined;
+  /** Set when the client initialized with the original handshake: the session-bound dialect. */
+  private session: OperatorSession | undefined;
   private markDrained!: () => void;
   /** Resolves once the input ended and every request was answered (or the connection closed). */
   readonly drained = new Promise<void>((resolve) => {
@@ -102,6 +111,7 @@ export class OperatorConnection {
     if (this.state === 'closed') return;
     this.state = 'closed';
     this.detach?.();
+    this.session?.close();
     this.queue = [];
     this.head = 0;
     this.markDrained();
@@ -186,6 +196,10 @@ export class OperatorConnection {
         `call operator.initialize (protocol_version ${PROTOCOL_VERSION}) before ${method.slice(0, 100)}`,
       );
     }
+    if (this.session && isPlainObject(params)) {
+      const answered = sessionRoute(this.session, method, params);
+      if (answered !== undefined) return { result: await answered };
+    }
     const route = backendRoute(method);
     if (route === undefined) {
       throw new OperatorProtocolError(OperatorErrorCode.UnknownMethod, `unknown method ${method.slice(0, 100)}`);
@@ -199,6 +213,7 @@ export class OperatorConnection {
   }
 
   private async initialize(params: unknown): Promise<Answer> {
+    if (this.ctx.backend.openSession && isSessionHandshake(params)) return this.initializeSession(params);
     if (this.state !== 'new') {
       throw new OperatorProtocolError(OperatorErrorCode.InvalidRequest, 'this connection is already initialized');
     }
@@ -234,6 +249,52 @@ export class OperatorConnection {
       return { result, onAnswered: () => this.becomeReady(ready) };
     } catch (error) {
       this.state = 'new';
+      throw error;
+    }
+  }
+
+  /** The original handshake: bind this connection to a session (a second initialize announces it again). */
+  private async initializeSession(params: Record<string, unknown>): Promise<Answer> {
+    let handshake: ReturnType<typeof checkSessionHandshake>;
+    try {
+      handshake = checkSessionHandshake(params);
+    } catch (error) {
+      this.ctx.backend.handshakeRefused?.((error as Error).message);
+      throw error;
+    }
+    if (this.state === 'ready' && this.session) {
+      const session = this.session;
+      const snapshot = await session.initialize();
+      return {
+        result: { ...snapshot, protocol_version: PROTOCOL_VERSION, build_stamp: BUILD_STAMP },
+        onAnswered: () => session.announce(),
+      };
+    }
+    if (this.state !== 'new') {
+      throw new OperatorProtocolError(OperatorErrorCode.InvalidRequest, 'this connection is already initialized');
+    }
+    this.state = 'initializing';
+    try {
+      const session = await this.ctx.backend.openSession!({
+        ...(handshake.build_stamp === undefined ? {} : { buildStamp: handshake.build_stamp }),
+        ...(handshake.session_id === undefined ? {} : { sessionId: handshake.session_id }),
+        emit: (event, payload) => this.write(encodeFrame({ event, payload })),
+      });
+      this.session = session;
+      const snapshot = await session.initialize();
+      const result = { ...snapshot, protocol_version: PROTOCOL_VERSION, build_stamp: BUILD_STAMP };
+      return {
+        result,
+        onAnswered: () => {
+          if (this.state !== 'initializing') return;
+          this.state = 'ready';
+          session.announce();
+        },
+      };
+    } catch (error) {
+      this.state = 'new';
+      this.session?.close();
+      this.session = undefined;
       throw error;
     }
   }

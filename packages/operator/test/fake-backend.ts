@@ -10,7 +10,7 @@ export const SESSION = fakeId('ses');
 export const RUN = fakeId('run');
 export const TURN = fakeId('trn');
 
-export type BackendMethod = Exclude<keyof OperatorBackend, 'events$'>;
+export type BackendMethod = Exclude<keyof OperatorBackend, 'events$' | 'openSession' | 'handshakeRefused'>;
 
 export interface Call {
   readonly method: BackendMethod;

@@ -11,6 +11,7 @@ import { registerRuns } from './commands/runs.command.js';
 import { registerSessions } from './commands/sessions.command.js';
 import { registerStatus } from './commands/status.command.js';
 import { registerTasks } from './commands/tasks.command.js';
+import { registerTui } from './commands/tui.command.js';
 import { registerVerify } from './commands/verify.command.js';
 import { registerWork } from './commands/work.command.js';
 import { resolveHome } from './home.js';
@@ -53,6 +54,7 @@ function buildProgram(ctx: CommandContext): Command {
   registerDoctor(program, ctx);
   registerHost(program, ctx);
   registerApprovals(program, ctx);
+  registerTui(program, ctx);
 
   program
     .command('demo')

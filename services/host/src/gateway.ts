@@ -18,6 +18,7 @@ import {
 import { RunsCollections, runsProjector } from '@demiurge/projector-runs';
 import { merge, mergeMap, type Observable } from 'rxjs';
 import type { DemiurgeApp, Submitted } from './app.js';
+import { HostOperatorSession, type SessionGatewayOptions } from './operator-session.js';
 import { scheduleOverview } from './schedule-overview.js';
 
 class NoSuchPromptError extends DemiurgeError {
@@ -26,15 +27,19 @@ class NoSuchPromptError extends DemiurgeError {
 }
 
 /** Options of {@link createOperatorBackend}. */
-export interface OperatorBackendOptions {
+export interface GatewayOptions {
   /** `operator.shutdown` was asked for. */
   readonly onShutdown?: () => void;
   /** A turn was admitted through `operator.submit` (the stdio gateway waits for these before it ends). */
   readonly onSubmitted?: (submitted: Submitted) => void;
+  /** Settings of connections that use the original (session-bound) handshake. */
+  readonly session?: SessionGatewayOptions;
+  /** An original-protocol handshake was refused (the TUI gateway exits 2 after answering it). */
+  readonly onRefused?: (reason: string) => void;
 }
 
 /** The operator gateway's backend over a running host: every answer comes from the store. */
-export function createOperatorBackend(app: DemiurgeApp, options: OperatorBackendOptions = {}): OperatorBackend {
+export function createOperatorBackend(app: DemiurgeApp, options: GatewayOptions = {}): OperatorBackend {
   const { runtime } = app;
   const operator = (note?: string) => ({ actor: { kind: 'operator' as const, id: 'operator' }, note });
   const events$: Observable<OperatorEvent> = merge(
@@ -43,6 +48,14 @@ export function createOperatorBackend(app: DemiurgeApp, options: OperatorBackend
   );
   return {
     events$,
+    async openSession(open) {
+      // `/exit` or `shutdown` of a session-bound connection ends that connection's session; the process
+      // ends only where the caller says so (`session.onExit`, the TUI gateway), never a shared daemon.
+      return new HostOperatorSession(app, open, options.session ?? {});
+    },
+    handshakeRefused(reason) {
+      options.onRefused?.(reason);
+    },
     async submit(p) {
       const submitted = await app.submit({
         text: p.text,
@@ -126,7 +139,7 @@ export function createOperatorBackend(app: DemiurgeApp, options: OperatorBackend
 }
 
 /** Serves the gateway on `<home>/runtime/operator.sock` (0600 in a 0700 directory). */
-export async function serveGatewaySocket(app: DemiurgeApp, options: { onShutdown?: () => void } = {}) {
+export async function serveGatewaySocket(app: DemiurgeApp, options: GatewayOptions = {}) {
   return serveUnixSocket({ path: operatorSocketPath(app.home), backend: createOperatorBackend(app, options) });
 }
 
@@ -138,7 +151,7 @@ export async function serveGatewaySocket(app: DemiurgeApp, options: { onShutdown
 export function serveGatewayStdio(
   app: DemiurgeApp,
   streams: { input: NodeJS.ReadableStream; output: NodeJS.WritableStream },
-  options: { onShutdown?: () => void } = {},
+  options: GatewayOptions = {},
 ) {
   const submitted: Submitted[] = [];
   const backend = createOperatorBackend(app, { ...options, onSubmitted: (s) => submitted.push(s) });

@@ -11,7 +11,8 @@ export {
   storePath,
 } from './app.js';
 export { ConfigError, type ConfigOverrides, configPath, HostConfig, loadConfig } from './config.js';
-export { createOperatorBackend, serveGatewaySocket, serveGatewayStdio } from './gateway.js';
+export { createOperatorBackend, type GatewayOptions, serveGatewaySocket, serveGatewayStdio } from './gateway.js';
 export { hostIdentity, isHostAlive } from './host-identity.js';
+export { HostOperatorSession, type SessionGatewayOptions } from './operator-session.js';
 export { hostProjectors } from './projectors.js';
 export { type ScheduleOverview, scheduleOverview } from './schedule-overview.js';

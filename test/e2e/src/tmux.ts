@@ -1,0 +1,66 @@
+import { execFileSync, spawnSync } from 'node:child_process';
+
+/** Whether tmux is installed (the TUI tests are skipped, saying so, when it is not). */
+export function hasTmux(): boolean {
+  return spawnSync('tmux', ['-V'], { stdio: 'ignore' }).status === 0;
+}
+
+const quote = (s: string) => `'${s.replaceAll("'", `'\\''`)}'`;
+
+/**
+ * A terminal program in a detached tmux session on a private server (`tmux -L`): keys in with `send-keys`,
+ * the screen out with `capture-pane`. After the program exits its pane shows `[exit N]`.
+ */
+export class TmuxTerminal {
+  private readonly socket: string;
+
+  constructor(
+    readonly name: string,
+    command: readonly string[],
+    env: Readonly<Record<string, string>>,
+    cwd: string,
+  ) {
+    this.socket = `demiurge-test-${process.pid}-${name}`;
+    const vars = Object.entries(env).map(([k, v]) => `${k}=${quote(v)}`);
+    const line = `cd ${quote(cwd)} && env ${vars.join(' ')} ${command.map(quote).join(' ')}; echo "[exit $?]"; sleep 600`;
+    this.tmux(['new-session', '-d', '-s', name, '-x', '120', '-y', '50', line]);
+  }
+
+  private tmux(args: readonly string[]): string {
+    return execFileSync('tmux', ['-L', this.socket, ...args], { encoding: 'utf8' });
+  }
+
+  /** The visible screen and its scrollback. */
+  screen(): string {
+    return this.tmux(['capture-pane', '-p', '-J', '-S', '-2000', '-t', this.name]);
+  }
+
+  /** Types text (literally), then Enter as its own key so the TUI reads it as a submit, not a pasted newline. */
+  async submit(text: string): Promise<void> {
+    this.tmux(['send-keys', '-t', this.name, '-l', text]);
+    await sleep(400);
+    this.tmux(['send-keys', '-t', this.name, 'Enter']);
+  }
+
+  key(name: string): void {
+    this.tmux(['send-keys', '-t', this.name, name]);
+  }
+
+  /** Waits until the screen matches; fails with the screen in the message. */
+  async waitFor(test: RegExp | ((screen: string) => boolean), timeoutMs = 30_000): Promise<string> {
+    const deadline = Date.now() + timeoutMs;
+    let screen = '';
+    while (Date.now() < deadline) {
+      screen = this.screen();
+      if (typeof test === 'function' ? test(screen) : test.test(screen)) return screen;
+      await sleep(150);
+    }
+    throw new Error(`the terminal never showed ${String(test)}; it shows:\n${screen}`);
+  }
+
+  close(): void {
+    spawnSync('tmux', ['-L', this.socket, 'kill-server'], { stdio: 'ignore' });
+  }
+}
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
