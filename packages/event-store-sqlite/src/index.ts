@@ -2,3 +2,10 @@ export type { ConnectionOptions, Synchronous } from './connection.js';
 export { migrations, SCHEMA_VERSION } from './migrations.js';
 export { openSqliteEventStore } from './sqlite-event-store.js';
 export type { ConnectionSettings, SqliteEventStore, SqliteEventStoreOptions } from './sqlite-store-options.js';
+export type { ChainBreak, ChainHead, ChainReport } from './hash-chain.js';
+export {
+  checkStoreFile,
+  DEFAULT_FULL_CHECK_MAX_BYTES,
+  type StoreFileCheckOptions,
+  type StoreFileReport,
+} from './store-file-check.js';

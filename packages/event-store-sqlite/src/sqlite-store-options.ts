@@ -1,6 +1,7 @@
 import type { Clock, EventRegistry, IdGenerator } from '@demiurge/contracts';
 import type { EventStore, Projector } from '@demiurge/event-store';
 import type { ConnectionOptions } from './connection.js';
+import type { ChainHead, ChainReport } from './hash-chain.js';
 
 export interface SqliteEventStoreOptions extends ConnectionOptions {
   /** The database file; created with its folder when absent. */
@@ -30,4 +31,14 @@ export interface ConnectionSettings {
 export interface SqliteEventStore extends EventStore {
   readonly path: string;
   settings(): ConnectionSettings;
+  /**
+   * The head of the log's hash chain: the last event's position and its recorded hash (hex). Keep it
+   * elsewhere: a later {@link verifyChain} whose chain passes through it proves nothing before it changed.
+   */
+  chainHead(): Promise<ChainHead>;
+  /**
+   * Recomputes every event's hash from its stored content and the previous hash, in batches, and names the
+   * first position that does not match (an event changed, removed or written behind the store).
+   */
+  verifyChain(options?: { batchSize?: number }): Promise<ChainReport>;
 }

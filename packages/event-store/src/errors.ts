@@ -71,6 +71,23 @@ export class CorruptDatabaseError extends DemiurgeError {
   }
 }
 
+/**
+ * The store file is damaged: cut short, a page overwritten, a WAL whose committed frames no longer read back,
+ * or SQLite reported corruption while the store was in use. The file was not changed, and the store accepts
+ * no more writes (fail-stop): every later call gets this error.
+ */
+export class DamagedStoreError extends DemiurgeError {
+  override readonly name = 'DamagedStoreError';
+  readonly code = ErrorCode.CorruptDatabase;
+  constructor(
+    readonly path: string,
+    readonly detail: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`damaged store ${path}: ${detail}. Nothing was written to it`, options);
+  }
+}
+
 /** The database stayed locked by another process past every retry. */
 export class StoreBusyError extends DemiurgeError {
   override readonly name = 'StoreBusyError';
