@@ -1,8 +1,8 @@
 export type { ConnectionOptions, Synchronous } from './connection.js';
+export type { ChainBreak, ChainHead, ChainReport } from './hash-chain.js';
 export { migrations, SCHEMA_VERSION } from './migrations.js';
 export { openSqliteEventStore } from './sqlite-event-store.js';
 export type { ConnectionSettings, SqliteEventStore, SqliteEventStoreOptions } from './sqlite-store-options.js';
-export type { ChainBreak, ChainHead, ChainReport } from './hash-chain.js';
 export {
   checkStoreFile,
   DEFAULT_FULL_CHECK_MAX_BYTES,

@@ -45,8 +45,8 @@ import { createProjectionReader } from './projection-reader.js';
 import { ProjectorRunner } from './projector-runner.js';
 import { createQueryBuilder } from './schema.js';
 import { SqlRunner } from './sql-runner.js';
-import { isCorruption } from './store-file-check.js';
 import type { ConnectionSettings, SqliteEventStore, SqliteEventStoreOptions } from './sqlite-store-options.js';
+import { isCorruption } from './store-file-check.js';
 
 interface PendingAppend {
   readonly plan: AppendPlan;

@@ -76,8 +76,7 @@ export function checkStoreFile(path: string, options: StoreFileCheckOptions = {}
     );
   }
   const inMemory = wal.committedFrames === 0 && stat.size <= IN_MEMORY_CHECK_MAX_BYTES;
-  const full =
-    options.integrity === 'full' || stat.size <= (options.fullCheckMaxBytes ?? DEFAULT_FULL_CHECK_MAX_BYTES);
+  const full = options.integrity === 'full' || stat.size <= (options.fullCheckMaxBytes ?? DEFAULT_FULL_CHECK_MAX_BYTES);
   const probe = () => sqliteCheck(path, inMemory, full);
   let facts: ReturnType<typeof sqliteCheck>;
   try {
@@ -126,9 +125,9 @@ function sqliteCheck(path: string, inMemory: boolean, full: boolean): { version:
     // A read-only connection cannot switch journal modes; it only needs to wait for a writer.
     db.pragma('busy_timeout = 5000');
     const version = db.pragma('user_version', { simple: true }) as number;
-    const tables = (
-      db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all() as { name: string }[]
-    ).map((t) => t.name);
+    const tables = (db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all() as { name: string }[]).map(
+      (t) => t.name,
+    );
     if (version > SCHEMA_VERSION) throw new DatabaseNewerThanCodeError(path, version, SCHEMA_VERSION);
     if (tables.length > 0 && !tables.includes('schema_migrations')) {
       throw new CorruptDatabaseError(
@@ -138,10 +137,16 @@ function sqliteCheck(path: string, inMemory: boolean, full: boolean): { version:
     }
     const targets = full ? [undefined] : tables.filter((t) => t !== 'events');
     for (const table of targets) {
-      const sql = table === undefined ? 'PRAGMA quick_check(1)' : `PRAGMA quick_check("${table.replaceAll('"', '""')}")`;
+      const sql =
+        table === undefined ? 'PRAGMA quick_check(1)' : `PRAGMA quick_check("${table.replaceAll('"', '""')}")`;
       const result = db.prepare(sql).pluck().all() as string[];
       if (result[0] !== 'ok') {
-        throw new DamagedStoreError(path, `SQLite's integrity check reports: ${result.slice(0, 3).join('; ')}`);
+        const found = result
+          .join('\n')
+          .replace(/\*\*\* in database \w+ \*\*\*/g, '')
+          .split(/\s*\n\s*/)
+          .filter((line) => line !== '');
+        throw new DamagedStoreError(path, `SQLite's integrity check reports: ${found.slice(0, 3).join('; ')}`);
       }
     }
     return { version, pages: db.pragma('page_count', { simple: true }) as number };

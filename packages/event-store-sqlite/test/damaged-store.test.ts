@@ -1,5 +1,14 @@
 import { createHash } from 'node:crypto';
-import { copyFileSync, existsSync, openSync, readFileSync, statSync, truncateSync, writeSync, closeSync } from 'node:fs';
+import {
+  closeSync,
+  copyFileSync,
+  existsSync,
+  openSync,
+  readFileSync,
+  statSync,
+  truncateSync,
+  writeSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { CorruptDatabaseError, DamagedStoreError } from '@demiurge/event-store';
 import { counterProjector, testEventRegistry } from '@demiurge/event-store/testing';
@@ -126,7 +135,9 @@ describe('a damaged store is refused at open and left byte-identical', () => {
     const before = sha(path);
     const err = await refusal();
     expect(err).toBeInstanceOf(CorruptDatabaseError);
-    expect((err as Error).message).toMatch(/is not a usable Demiurge database \(not an SQLite file: its header is wrong\)/);
+    expect((err as Error).message).toMatch(
+      /is not a usable Demiurge database \(not an SQLite file: its header is wrong\)/,
+    );
     expect(sha(path)).toBe(before);
   });
 
@@ -188,7 +199,12 @@ describe('corruption met after open stops the store (fail-stop)', () => {
     expect(read).toBeInstanceOf(DamagedStoreError);
     expect((read as Error).message).toMatch(/^damaged store \S+: SQLite reported ".+" while the store was in use/);
     const append = await store
-      .append({ streamType: 'counter', streamId: 'late', expectedVersion: 'no_stream', events: [{ type: 'test.created', data: { name: 'late' } }] })
+      .append({
+        streamType: 'counter',
+        streamId: 'late',
+        expectedVersion: 'no_stream',
+        events: [{ type: 'test.created', data: { name: 'late' } }],
+      })
       .catch((e: unknown) => e);
     expect(append).toBe(read);
     await expect(store.head()).rejects.toBe(read);

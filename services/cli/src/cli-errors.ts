@@ -1,5 +1,5 @@
 import { DemiurgeError, ErrorCode } from '@demiurge/contracts';
-import { UnknownProjectorError } from '@demiurge/event-store';
+import { DamagedStoreError, UnknownProjectorError } from '@demiurge/event-store';
 import { ConfigError } from '@demiurge/host';
 
 /** The exit codes of every command. */
@@ -27,6 +27,7 @@ export function exitCodeOf(err: unknown): ExitCode {
 
 /** The one line a person reads: a Demiurge error's own message, anything else marked unexpected. */
 export function describeError(err: unknown): string {
+  if (err instanceof DamagedStoreError) return `${err.message}; run "demiurge doctor" for a full check`;
   if (err instanceof DemiurgeError) return err.message;
   return `unexpected error: ${err instanceof Error ? err.message : String(err)}`;
 }
