@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 
 /** The hash the first event of a store chains to: 32 zero bytes. */
 export const GENESIS_HASH: Buffer = Buffer.alloc(32);
@@ -19,14 +19,15 @@ export interface ChainedRow {
 }
 
 /**
- * SHA-256 over the previous event's hash and this event's stored content (position, ids, stream, version,
- * type, schema version, data and meta as stored, recorded_at, idempotency key), the fields encoded as one
- * JSON array so that no two rows encode alike.
+ * SHA-256 over the previous event's hash (as 64 hex digits) followed by this event's stored content
+ * (position, ids, stream, version, type, schema version, data and meta as stored, recorded_at, idempotency
+ * key) encoded as one JSON array, so that no two rows encode alike. One-shot `crypto.hash`: about half the
+ * cost of a `createHash` object per event.
  */
 export function eventHash(previous: Buffer, row: ChainedRow): Buffer {
-  return createHash('sha256')
-    .update(previous)
-    .update(
+  return hash(
+    'sha256',
+    previous.toString('hex') +
       JSON.stringify([
         row.position,
         row.event_id,
@@ -40,8 +41,8 @@ export function eventHash(previous: Buffer, row: ChainedRow): Buffer {
         row.recorded_at,
         row.idempotency_key,
       ]),
-    )
-    .digest();
+    'buffer',
+  );
 }
 
 /** The last event of a chain: its position and hash (hex). Position 0 is an empty log. */

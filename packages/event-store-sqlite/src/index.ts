@@ -1,5 +1,12 @@
 export type { ConnectionOptions, Synchronous } from './connection.js';
-export type { ChainBreak, ChainHead, ChainReport } from './hash-chain.js';
+export {
+  type ChainBreak,
+  type ChainedRow,
+  type ChainHead,
+  type ChainReport,
+  eventHash,
+  GENESIS_HASH,
+} from './hash-chain.js';
 export { migrations, SCHEMA_VERSION } from './migrations.js';
 export { openSqliteEventStore } from './sqlite-event-store.js';
 export type { ConnectionSettings, SqliteEventStore, SqliteEventStoreOptions } from './sqlite-store-options.js';

@@ -8,8 +8,12 @@ const SQLITE_HEADER = Buffer.from('SQLite format 3\0', 'latin1');
 
 /** Files up to this size get a whole-file `PRAGMA quick_check` at open (about 0.3 s at 128 MiB). */
 export const DEFAULT_FULL_CHECK_MAX_BYTES = 128 * 1024 * 1024;
-/** Without a WAL, files up to this size are checked from an in-memory copy: no `-wal`/`-shm` is created. */
-const IN_MEMORY_CHECK_MAX_BYTES = 64 * 1024 * 1024;
+/**
+ * Without a WAL, files up to this size are checked from an in-memory copy, so that refusing one creates no
+ * `-wal`/`-shm` next to it (a read-only SQLite connection would). Larger ones are read through a read-only
+ * connection: the copy would cost twice the file in memory.
+ */
+const IN_MEMORY_CHECK_MAX_BYTES = 16 * 1024 * 1024;
 
 export interface StoreFileCheckOptions {
   /**
