@@ -50,6 +50,18 @@ export interface StoreFileReport {
  * const report = checkStoreFile('/home/me/.demiurge/runtime/runtime.sqlite3', { integrity: 'full' });
  */
 export function checkStoreFile(path: string, options: StoreFileCheckOptions = {}): StoreFileReport | undefined {
+  try {
+    return checkOnce(path, options);
+  } catch (err) {
+    if (!(err instanceof DamagedStoreError)) throw err;
+    // Another process checkpointing or restarting the WAL between the reads of the size, the header and the
+    // WAL can make a sound file look cut short for a moment: damage must be found twice.
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 100);
+    return checkOnce(path, options);
+  }
+}
+
+function checkOnce(path: string, options: StoreFileCheckOptions): StoreFileReport | undefined {
   if (!existsSync(path)) return undefined;
   const started = performance.now();
   const stat = statSync(path);

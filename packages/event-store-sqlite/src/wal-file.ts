@@ -17,8 +17,21 @@ export interface WalScan {
   readonly damage?: string;
 }
 
-/** Reads `<db>-wal` without SQLite: opening it through SQLite would recover and later checkpoint it. */
+/**
+ * Reads `<db>-wal` without SQLite: opening it through SQLite would recover and later checkpoint it. Another
+ * process may restart the WAL while it is read (new salts in the header, then frames overwritten from the
+ * start): a scan that saw the header change is repeated, and one that keeps seeing it change reports no damage.
+ */
 export function scanWal(dbPath: string, dbPageSize: number): WalScan {
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const scan = scanOnce(dbPath, dbPageSize);
+    if (scan) return scan;
+  }
+  return { bytes: existsSync(`${dbPath}-wal`) ? statSync(`${dbPath}-wal`).size : 0, committedFrames: 0 };
+}
+
+/** One pass over the WAL; undefined when its header changed meanwhile. */
+function scanOnce(dbPath: string, dbPageSize: number): WalScan | undefined {
   const path = `${dbPath}-wal`;
   if (!existsSync(path)) return { bytes: 0, committedFrames: 0 };
   const bytes = statSync(path).size;
@@ -60,6 +73,9 @@ export function scanWal(dbPath: string, dbPageSize: number): WalScan {
       }
       if (current && commit) commitsAfterBreak++;
     }
+    const after = Buffer.alloc(WAL_HEADER);
+    readSync(fd, after, 0, WAL_HEADER, 0);
+    if (!after.equals(header)) return undefined;
     if (commitsAfterBreak >= 2) {
       return {
         bytes,
