@@ -315,8 +315,8 @@ class SqliteStore implements SqliteEventStore {
     if (!isCorruption(err)) return err;
     this.damaged = new DamagedStoreError(
       this.path,
-      `SQLite reported "${(err as Error).message}" while the store was in use; the store stopped accepting writes`,
-      { cause: err },
+      `SQLite reported "${(err as Error).message}" while the store was in use`,
+      { cause: err, inUse: true },
     );
     for (const pending of this.pending.splice(0)) pending.reject(this.damaged);
     return this.damaged;

@@ -215,7 +215,9 @@ describe('corruption met after open stops the store (fail-stop)', () => {
     const headBefore = await store.head();
     const read = await store.readAll().catch((e: unknown) => e);
     expect(read).toBeInstanceOf(DamagedStoreError);
-    expect((read as Error).message).toMatch(/^damaged store \S+: SQLite reported ".+" while the store was in use/);
+    expect((read as Error).message).toMatch(
+      /^damaged store \S+: SQLite reported ".+" while the store was in use; the store stopped and accepts no more writes$/,
+    );
     const append = await store
       .append({
         streamType: 'counter',

@@ -79,12 +79,20 @@ export class CorruptDatabaseError extends DemiurgeError {
 export class DamagedStoreError extends DemiurgeError {
   override readonly name = 'DamagedStoreError';
   readonly code = ErrorCode.CorruptDatabase;
+  /** True when the damage was met while the store was in use (it then stopped), false when found at open. */
+  readonly inUse: boolean;
   constructor(
     readonly path: string,
     readonly detail: string,
-    options?: { cause?: unknown },
+    options?: { cause?: unknown; inUse?: boolean },
   ) {
-    super(`damaged store ${path}: ${detail}. Nothing was written to it`, options);
+    super(
+      options?.inUse
+        ? `damaged store ${path}: ${detail}; the store stopped and accepts no more writes`
+        : `damaged store ${path}: ${detail}. Nothing was written to it`,
+      options,
+    );
+    this.inUse = options?.inUse ?? false;
   }
 }
 
