@@ -1,6 +1,6 @@
-import { closeSync, openSync, statSync, truncateSync, writeSync } from 'node:fs';
+import { closeSync, copyFileSync, openSync, statSync, truncateSync, writeSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { demiurge, type tempHome } from './cli.js';
+import { demiurge, spawnDemiurge, type tempHome } from './cli.js';
 import { cliHome, copyHome, databaseOf, middleLeafPage, sha256, sideFiles } from './store-copies.js';
 
 let base: ReturnType<typeof tempHome>;
@@ -80,6 +80,48 @@ describe('a damaged store is refused by every command and left byte-identical (r
       }
     }, 120_000);
   }
+
+  it('a crash image whose WAL has a damaged frame before later commits: refused, neither file changed', async () => {
+    const live = copyHome(base.path);
+    const image = copyHome(base.path);
+    try {
+      // A follower keeps the store open, so the two runs' commits stay in the WAL (no checkpoint on their close).
+      const follow = spawnDemiurge(['events', '--follow', '--home', live.path]);
+      await follow.lines(1);
+      for (const text of ['one more', 'and another']) {
+        expect((await demiurge(['run', text, '--home', live.path])).code).toBe(0);
+      }
+      const db = databaseOf(image.path);
+      copyFileSync(databaseOf(live.path), db);
+      copyFileSync(`${databaseOf(live.path)}-wal`, `${db}-wal`);
+      follow.child.kill('SIGTERM');
+      await follow.exited;
+      // the intact image opens: its WAL's commits are found
+      const intact = copyHome(image.path);
+      try {
+        const events = await demiurge(['events', '--type', 'turn.model_responded', '--home', intact.path]);
+        expect(events.code).toBe(0);
+        expect(events.stdout.match(/ turn\.model_responded /g)).toHaveLength(4);
+      } finally {
+        intact.remove();
+      }
+      const frames = Math.floor((statSync(`${db}-wal`).size - 32) / (24 + 4096));
+      expect(frames).toBeGreaterThan(10);
+      overwrite(`${db}-wal`, 32 + Math.floor(frames / 3) * (24 + 4096) + 24 + 200, Buffer.alloc(64, 0xab));
+      const [main, wal] = [sha256(db), sha256(`${db}-wal`)];
+      for (const args of [['status'], ['run', 'write to it'], ['verify']]) {
+        const run = await demiurge([...args, '--home', image.path]);
+        expect(run.code).toBe(1);
+        expect(run.stderr).toMatch(
+          /^demiurge: damaged store \S+: WAL frame \d+ is damaged and \d+ committed transactions follow it\. Nothing was written to it; run "demiurge doctor" for a full check\n$/,
+        );
+      }
+      expect([sha256(db), sha256(`${db}-wal`)]).toEqual([main, wal]);
+    } finally {
+      live.remove();
+      image.remove();
+    }
+  }, 120_000);
 
   it('a zeroed header is still refused as not an SQLite file', async () => {
     const home = copyHome(base.path);
