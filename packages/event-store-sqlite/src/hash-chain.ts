@@ -64,6 +64,8 @@ export interface ChainReport {
   /** The recorded head (the last event's position and stored hash). */
   readonly head: ChainHead;
   readonly firstBreak?: ChainBreak;
+  /** When a kept head was given: whether the log still passes through it. */
+  readonly kept?: { readonly head: ChainHead; readonly ok: boolean; readonly reason?: string };
 }
 
 /** Recomputes a chain row by row; the first row that does not match is kept. */
@@ -72,6 +74,10 @@ export class ChainWalker {
   private position = 0;
   checked = 0;
   firstBreak: ChainBreak | undefined;
+  /** The stored hash (hex) at the position of a kept head, once walked past it. */
+  keptHash: string | undefined;
+
+  constructor(private readonly keptPosition?: number) {}
 
   /** Feeds the next row in position order; false once the chain is broken. */
   next(row: ChainedRow & { hash: Buffer | null }): boolean {
@@ -100,6 +106,30 @@ export class ChainWalker {
       return false;
     }
     this.previous = row.hash;
+    if (row.position === this.keptPosition) this.keptHash = row.hash.toString('hex');
     return true;
   }
+}
+
+/** Whether a chain that verified up to `walker` passes through a head kept earlier. */
+export function compareKept(kept: ChainHead, walker: ChainWalker, head: ChainHead): NonNullable<ChainReport['kept']> {
+  if (walker.firstBreak && walker.firstBreak.position <= kept.position) {
+    return { head: kept, ok: false, reason: `the chain breaks at position ${walker.firstBreak.position}, before it` };
+  }
+  if (kept.position === 0) return { head: kept, ok: kept.hash === GENESIS_HASH.toString('hex') };
+  if (walker.keptHash === undefined) {
+    return {
+      head: kept,
+      ok: false,
+      reason: `the log ends at position ${head.position}: the events after it were cut off`,
+    };
+  }
+  if (walker.keptHash !== kept.hash.toLowerCase()) {
+    return {
+      head: kept,
+      ok: false,
+      reason: `the event at position ${kept.position} has another hash: the chain was recomputed since`,
+    };
+  }
+  return { head: kept, ok: true };
 }

@@ -39,7 +39,7 @@ import Database from 'better-sqlite3';
 import { Observable } from 'rxjs';
 import { openDatabase } from './connection.js';
 import { decodeRow, type EventRow, LogStatements } from './event-rows.js';
-import { type ChainHead, type ChainReport, ChainWalker, eventHash, GENESIS_HASH } from './hash-chain.js';
+import { type ChainHead, type ChainReport, ChainWalker, compareKept, eventHash, GENESIS_HASH } from './hash-chain.js';
 import { LogPublisher } from './log-publisher.js';
 import { createProjectionReader } from './projection-reader.js';
 import { ProjectorRunner } from './projector-runner.js';
@@ -193,9 +193,9 @@ class SqliteStore implements SqliteEventStore {
     return { position: row.position, hash: row.hash?.toString('hex') ?? '' };
   }
 
-  async verifyChain(options?: { batchSize?: number }): Promise<ChainReport> {
+  async verifyChain(options?: { batchSize?: number; kept?: ChainHead }): Promise<ChainReport> {
     const batchSize = options?.batchSize ?? 5000;
-    const walker = new ChainWalker();
+    const walker = new ChainWalker(options?.kept?.position);
     let last = 0;
     for (;;) {
       const rows = this.guard(() => this.stmts.chainRows.all(last, batchSize));
@@ -205,11 +205,13 @@ class SqliteStore implements SqliteEventStore {
       await yieldToLoop();
     }
     const head = await this.chainHead();
+    const kept = options?.kept ? compareKept(options.kept, walker, head) : undefined;
     return {
-      ok: walker.firstBreak === undefined,
+      ok: walker.firstBreak === undefined && (kept?.ok ?? true),
       eventsChecked: walker.checked,
       head,
       ...(walker.firstBreak ? { firstBreak: walker.firstBreak } : {}),
+      ...(kept ? { kept } : {}),
     };
   }
 

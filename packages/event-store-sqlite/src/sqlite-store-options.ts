@@ -38,7 +38,12 @@ export interface SqliteEventStore extends EventStore {
   chainHead(): Promise<ChainHead>;
   /**
    * Recomputes every event's hash from its stored content and the previous hash, in batches, and names the
-   * first position that does not match (an event changed, removed or written behind the store).
+   * first position that does not match (an event changed, removed or written behind the store). With `kept`
+   * (a head from an earlier {@link chainHead}), also checks that the log still passes through it: the newest
+   * events cut off, or a chain recomputed end to end, show there.
+   *
+   * @example
+   * const { ok, firstBreak, kept } = await store.verifyChain({ kept: { position: 41, hash: '6f1c…' } });
    */
-  verifyChain(options?: { batchSize?: number }): Promise<ChainReport>;
+  verifyChain(options?: { batchSize?: number; kept?: ChainHead }): Promise<ChainReport>;
 }

@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { counterProjector, testEventRegistry } from '@demiurge/event-store/testing';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { openSqliteEventStore, type SqliteEventStore } from '../src/index.js';
+import { type ChainedRow, eventHash, GENESIS_HASH, openSqliteEventStore, type SqliteEventStore } from '../src/index.js';
 import { tempDir } from './temp-dir.js';
 
 let dir: ReturnType<typeof tempDir>;
@@ -135,6 +135,57 @@ describe('the hash chain', () => {
       reason: 'positions 8-9 missing before it: events were removed from the log',
     });
     await again.close();
+  });
+
+  it('a kept head shows the newest events cut off, or a chain recomputed end to end, which the chain alone cannot', async () => {
+    const store = await open();
+    await fill(store);
+    await store.close();
+    // heads as an operator would have kept them when the log ended at 10 and at 20
+    const raw = new Database(path, { readonly: true });
+    const keptAt = (position: number) => ({
+      position,
+      hash: (
+        raw.prepare('SELECT hex(hash) FROM events WHERE position = ?').pluck().get(position) as string
+      ).toLowerCase(),
+    });
+    const [kept10, kept] = [keptAt(10), keptAt(20)];
+    raw.close();
+
+    const intact = await open();
+    expect((await intact.verifyChain({ kept })).kept).toEqual({ head: kept, ok: true });
+    await intact.close();
+
+    behindTheTriggers('DELETE FROM events WHERE position > 15');
+    const cut = await open();
+    const afterCut = await cut.verifyChain({ kept });
+    expect(afterCut).toMatchObject({ ok: false, eventsChecked: 15 });
+    expect(afterCut.firstBreak).toBeUndefined();
+    expect(afterCut.kept).toEqual({
+      head: kept,
+      ok: false,
+      reason: 'the log ends at position 15: the events after it were cut off',
+    });
+    await cut.close();
+
+    // an edit at position 3, then every hash from there recomputed: the chain verifies, the kept head does not
+    behindTheTriggers("UPDATE events SET meta = json_set(meta, '$.actor.id', 'mallory') WHERE position = 3");
+    const rewrite = new Database(path);
+    rewrite.exec('DROP TRIGGER events_refuse_update');
+    let previous = GENESIS_HASH;
+    for (const row of rewrite.prepare('SELECT * FROM events ORDER BY position').all() as ChainedRow[]) {
+      previous = eventHash(previous, row);
+      rewrite.prepare('UPDATE events SET hash = ? WHERE position = ?').run(previous, row.position);
+    }
+    rewrite.close();
+    const rewritten = await open();
+    const report = await rewritten.verifyChain({ kept: kept10 });
+    expect(report.firstBreak).toBeUndefined();
+    expect(report.kept).toMatchObject({
+      ok: false,
+      reason: expect.stringMatching(/has another hash: the chain was recomputed/),
+    });
+    await rewritten.close();
   });
 
   it('migration 2 backfills the chain of a store made before it, to the very hashes an append computes', async () => {

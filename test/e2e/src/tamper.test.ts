@@ -51,6 +51,34 @@ describe('tamper evidence: verify recomputes the hash chain (real CLI)', () => {
     );
   });
 
+  it('verify --expect-head: the log grown since passes through a kept head; one cut back below it does not', async () => {
+    const printed = (await cli('verify', '--head')).stdout.trim();
+    const [, position] = /^head (\d+) /.exec(printed) ?? [];
+    expect((await cli('run', 'one more turn')).code).toBe(0);
+    const grown = await cli('verify', '--expect-head', printed);
+    expect(grown.code).toBe(0);
+    expect(grown.stdout).toContain(`ok    kept head: the log passes through ${printed.slice('head '.length)}\n`);
+
+    const kept = printed.slice('head '.length).replace(' ', ':');
+    // the newest events removed, back to below the kept head
+    editBehindTheTriggers(db(), `DELETE FROM events WHERE position >= ${position}`);
+    const cut = await cli('verify', '--head', '--expect-head', kept);
+    expect(cut.code).toBe(1);
+    // the chain of what is left is sound: only the kept head shows the cut
+    expect(cut.stdout).toMatch(/^ok {4}chain: \d+ event\(s\) match their hashes/m);
+    expect(cut.stdout).toMatch(
+      new RegExp(
+        `^fail  kept head ${position} [0-9a-f]{64}: the log ends at position \\d+: the events after it were cut off$`,
+        'm',
+      ),
+    );
+    const bad = await cli('verify', '--expect-head', 'yesterday');
+    expect([bad.code, bad.stderr]).toEqual([
+      2,
+      'demiurge: --expect-head must be <position>:<hash> as "demiurge verify --head" printed it (64 hex digits), not "yesterday"\n',
+    ]);
+  });
+
   it('names the position of a recorded model answer edited behind the triggers', async () => {
     const position = firstOf('turn.model_responded');
     editBehindTheTriggers(

@@ -12,9 +12,13 @@ export function registerVerify(program: Command, ctx: CommandContext): void {
     )
     .addOption(homeOption())
     .option('--head', 'check the hash chain only and print its head (position and hash) to keep elsewhere')
+    .option(
+      '--expect-head <position:hash>',
+      'a head kept from an earlier "verify --head": fail unless the log still passes through it',
+    )
     .addOption(jsonOption('print one JSON report'))
     .action(
-      action(ctx, async (o: JsonOptions & { head?: boolean }) =>
+      action(ctx, async (o: JsonOptions & { head?: boolean; expectHead?: string }) =>
         (await import('./verify.js')).verifyCommand(resolveHome(o.home), o, ctx.io),
       ),
     );

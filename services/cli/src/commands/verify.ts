@@ -1,9 +1,9 @@
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type ChainReport, checkStoreFile, openSqliteEventStore } from '@demiurge/event-store-sqlite';
+import { type ChainHead, type ChainReport, checkStoreFile, openSqliteEventStore } from '@demiurge/event-store-sqlite';
 import { type LogViolation, verifyLog } from '@demiurge/lifecycle';
-import { ExitCode } from '../cli-errors.js';
+import { ExitCode, UsageError } from '../cli-errors.js';
 import type { HomePaths } from '../home.js';
 import type { CommandIo } from '../io.js';
 import { NoDatabaseError, runtimeProjectors } from '../runtime-store.js';
@@ -71,10 +71,11 @@ function checkpointNotes(info: ReturnType<typeof readSchemaInfo>): string[] {
  */
 export async function verifyCommand(
   paths: HomePaths,
-  options: { json: boolean; head?: boolean },
+  options: { json: boolean; head?: boolean; expectHead?: string },
   io: CommandIo,
 ): Promise<ExitCode> {
   if (!existsSync(paths.database)) throw new NoDatabaseError(paths.database);
+  const kept = options.expectHead === undefined ? undefined : parseKeptHead(options.expectHead);
   const started = Date.now();
   // The whole file, every page: a damaged store is refused here with its own error, never copied.
   checkStoreFile(paths.database, { integrity: 'full' });
@@ -88,7 +89,7 @@ export async function verifyCommand(
     let report: VerifyReport;
     try {
       const chain = {
-        ...(await store.verifyChain()),
+        ...(await store.verifyChain(kept ? { kept } : {})),
         ...(info.version < CHAIN_SCHEMA_VERSION && info.head > 0
           ? { note: `the store predates the hash chain: its ${info.head} event(s) are chained as they are now` }
           : {}),
@@ -134,21 +135,39 @@ export async function verifyCommand(
 function printHead(database: string, chain: VerifyReport['chain'], json: boolean, io: CommandIo): ExitCode {
   if (json) io.out(JSON.stringify({ database, ...chain }));
   else if (chain.ok) io.out(`head ${chain.head.position} ${chain.head.hash}`);
-  else io.out(renderChain(chain));
+  else for (const line of renderChain(chain)) io.out(line);
   return chain.ok ? ExitCode.ok : ExitCode.failure;
 }
 
-function renderChain(chain: VerifyReport['chain']): string {
-  if (!chain.firstBreak) {
-    return `ok    chain: ${chain.eventsChecked} event(s) match their hashes; head ${chain.head.position} ${chain.head.hash}`;
+/** `--expect-head 41:6f1c…` (or the `head 41 6f1c…` that `--head` printed): a head kept earlier. */
+function parseKeptHead(text: string): ChainHead {
+  const match = /^(?:head\s+)?(\d+)[:\s]+([0-9a-fA-F]{64})$/.exec(text.trim());
+  if (!match) {
+    throw new UsageError(
+      `--expect-head must be <position>:<hash> as "demiurge verify --head" printed it (64 hex digits), not "${text}"`,
+    );
   }
-  return `fail  chain: position ${chain.firstBreak.position}: ${chain.firstBreak.reason} (${chain.eventsChecked - 1} event(s) before it match)`;
+  return { position: Number(match[1]), hash: match[2]!.toLowerCase() };
+}
+
+function renderChain(chain: VerifyReport['chain']): string[] {
+  const lines = chain.firstBreak
+    ? [
+        `fail  chain: position ${chain.firstBreak.position}: ${chain.firstBreak.reason} (${chain.eventsChecked - 1} event(s) before it match)`,
+      ]
+    : [
+        `ok    chain: ${chain.eventsChecked} event(s) match their hashes; head ${chain.head.position} ${chain.head.hash}`,
+      ];
+  const kept = chain.kept;
+  if (kept?.ok) lines.push(`ok    kept head: the log passes through ${kept.head.position} ${kept.head.hash}`);
+  else if (kept) lines.push(`fail  kept head ${kept.head.position} ${kept.head.hash}: ${kept.reason}`);
+  return lines;
 }
 
 const more = (shown: number, total: number) => (total > shown ? [`        ... and ${total - shown} more`] : []);
 
 export function renderVerifyReport(r: VerifyReport): string[] {
-  const lines = [`verify ${r.database}: head ${r.head}, ${r.log.streams} stream(s)`, renderChain(r.chain)];
+  const lines = [`verify ${r.database}: head ${r.head}, ${r.log.streams} stream(s)`, ...renderChain(r.chain)];
   if (r.chain.note) lines.push(`note  ${r.chain.note}`);
   if (r.log.ok)
     lines.push(
@@ -175,7 +194,11 @@ export function renderVerifyReport(r: VerifyReport): string[] {
   }
   for (const n of r.projections.notes) lines.push(`note  ${n}`);
   const problems =
-    (r.chain.ok ? 0 : 1) + r.log.violationCount + r.invariants.findings.length + r.projections.differenceCount;
+    (r.chain.firstBreak ? 1 : 0) +
+    (r.chain.kept?.ok === false ? 1 : 0) +
+    r.log.violationCount +
+    r.invariants.findings.length +
+    r.projections.differenceCount;
   lines.push(r.ok ? `verify: ok (${r.durationMs} ms)` : `verify: ${problems} problem(s) found`);
   return lines;
 }
