@@ -113,10 +113,13 @@ function checkOnce(path: string, options: StoreFileCheckOptions): StoreFileRepor
   };
 }
 
-/** Is this SQLite error one that says the file is damaged? */
+/** Is this SQLite error one that says the file is damaged (a short read: the file was cut under us)? */
 export function isCorruption(err: unknown): boolean {
   const code = (err as { code?: unknown })?.code;
-  return typeof code === 'string' && (code.startsWith('SQLITE_CORRUPT') || code.startsWith('SQLITE_NOTADB'));
+  return (
+    typeof code === 'string' &&
+    (code.startsWith('SQLITE_CORRUPT') || code.startsWith('SQLITE_NOTADB') || code === 'SQLITE_IOERR_SHORT_READ')
+  );
 }
 
 function sqliteCheckOrThrow(path: string, inMemory: boolean, full: boolean): ReturnType<typeof sqliteCheck> {
