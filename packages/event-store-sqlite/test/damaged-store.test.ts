@@ -182,6 +182,27 @@ describe('a store with a WAL is checked without checkpointing it', () => {
     await store.close();
   });
 
+  it('refuses a damaged page of the main file under a WAL with committed frames, checkpointing nothing', async () => {
+    await validStore(60);
+    const store = await open();
+    await store.append({
+      streamType: 'counter',
+      streamId: 'late',
+      expectedVersion: 'no_stream',
+      events: [{ type: 'test.created', data: { name: 'late' } }],
+    });
+    const copy = join(dir.path, 'image.sqlite3');
+    copyFileSync(path, copy);
+    copyFileSync(`${path}-wal`, `${copy}-wal`);
+    await store.close();
+    overwrite(copy, (leafPageOf(copy, 'events') - 1) * 4096 + 8, Buffer.alloc(2000, 0xab));
+    const [main, wal] = [sha(copy), sha(`${copy}-wal`)];
+    const err = await refusal(copy);
+    expect(err).toBeInstanceOf(DamagedStoreError);
+    expect((err as Error).message).toMatch(/SQLite's integrity check reports: /);
+    expect([sha(copy), sha(`${copy}-wal`)]).toEqual([main, wal]);
+  });
+
   it('refuses a WAL with a damaged frame before later commits, leaving both files as they were', async () => {
     const copy = await crashImage();
     const walBytes = statSync(`${copy}-wal`).size;
