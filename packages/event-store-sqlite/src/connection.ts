@@ -1,9 +1,10 @@
-import { closeSync, existsSync, mkdirSync, openSync, readSync, statSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { CorruptDatabaseError, DatabaseNewerThanCodeError } from '@demiurge/event-store';
+import { DatabaseNewerThanCodeError } from '@demiurge/event-store';
 import Database from 'better-sqlite3';
 import { migrations, SCHEMA_VERSION } from './migrations.js';
 import { createQueryBuilder } from './schema.js';
+import { checkStoreFile } from './store-file-check.js';
 
 export type Synchronous = 'FULL' | 'NORMAL';
 
@@ -12,17 +13,26 @@ export interface ConnectionOptions {
   readonly synchronous?: Synchronous;
   /** How long a writer waits for another process's write lock before retrying. Default 5000 ms. */
   readonly busyTimeoutMs?: number;
+  /**
+   * Files up to this size get a whole-file `PRAGMA quick_check` before anything is written; larger ones get
+   * it for every table but `events`. Default 128 MiB.
+   */
+  readonly fullCheckMaxBytes?: number;
 }
 
-const SQLITE_HEADER = Buffer.from('SQLite format 3\0', 'latin1');
-
 /**
- * Opens (creating when absent) a Demiurge database: the file is checked before anything is written,
- * a database newer than this code or not ours is refused and left byte-identical, then every
- * connection setting is applied and pending migrations run under `BEGIN IMMEDIATE`.
+ * Opens (creating when absent) a Demiurge database: the file is checked before anything is written
+ * ({@link checkStoreFile}: a damaged file, one newer than this code or not ours is refused and left
+ * byte-identical, its WAL not checkpointed), then every connection setting is applied and pending migrations
+ * run under `BEGIN IMMEDIATE`.
  */
 export function openDatabase(path: string, options: ConnectionOptions = {}): Database.Database {
-  if (path !== ':memory:') inspectExisting(path);
+  if (path !== ':memory:') {
+    checkStoreFile(path, {
+      integrity: 'bounded',
+      ...(options.fullCheckMaxBytes === undefined ? {} : { fullCheckMaxBytes: options.fullCheckMaxBytes }),
+    });
+  }
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
   const db = new Database(path);
   try {
@@ -45,43 +55,6 @@ export function configure(db: Database.Database, options: ConnectionOptions = {}
   db.pragma('foreign_keys = ON');
 }
 
-function inspectExisting(path: string): void {
-  if (!existsSync(path)) return;
-  const stat = statSync(path);
-  if (!stat.isFile()) throw new CorruptDatabaseError(path, 'not a regular file');
-  if (stat.size === 0) return;
-  const header = Buffer.alloc(16);
-  const fd = openSync(path, 'r');
-  try {
-    readSync(fd, header, 0, 16, 0);
-  } finally {
-    closeSync(fd);
-  }
-  if (!header.equals(SQLITE_HEADER)) throw new CorruptDatabaseError(path, 'not an SQLite file: its header is wrong');
-  let probe: Database.Database | undefined;
-  try {
-    probe = new Database(path, { readonly: true, fileMustExist: true });
-    // A read-only probe cannot switch journal modes; it only needs to wait for a writer.
-    probe.pragma('busy_timeout = 5000');
-    const version = probe.pragma('user_version', { simple: true }) as number;
-    const tables = (
-      probe.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all() as { name: string }[]
-    ).map((t) => t.name);
-    if (version > SCHEMA_VERSION) throw new DatabaseNewerThanCodeError(path, version, SCHEMA_VERSION);
-    if (tables.length > 0 && !tables.includes('schema_migrations')) {
-      throw new CorruptDatabaseError(
-        path,
-        `an SQLite database that Demiurge did not create (tables: ${tables.join(', ')})`,
-      );
-    }
-  } catch (err) {
-    if (err instanceof DatabaseNewerThanCodeError || err instanceof CorruptDatabaseError) throw err;
-    throw new CorruptDatabaseError(path, (err as Error).message, { cause: err });
-  } finally {
-    probe?.close();
-  }
-}
-
 function migrate(db: Database.Database, path: string): void {
   const qb = createQueryBuilder();
   db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
@@ -92,6 +65,7 @@ function migrate(db: Database.Database, path: string): void {
     for (const migration of migrations) {
       if (migration.version <= current) continue;
       for (const query of migration.up(qb)) db.prepare(query.sql).run(...(query.parameters as unknown[]));
+      migration.backfill?.(db);
       const record = qb
         .insertInto('schema_migrations')
         .values({ version: migration.version, name: migration.name, applied_at: new Date().toISOString() })

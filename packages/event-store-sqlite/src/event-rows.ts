@@ -1,5 +1,6 @@
 import type { EventMeta, EventRegistry, RecordedEvent } from '@demiurge/contracts';
 import type Database from 'better-sqlite3';
+import type { ChainedRow } from './hash-chain.js';
 
 /** An `events` row as better-sqlite3 returns it. */
 export interface EventRow {
@@ -43,6 +44,8 @@ export class LogStatements {
   readonly release: Database.Statement;
   readonly rollbackTo: Database.Statement;
   readonly insert: Database.Statement;
+  readonly chainHead: Database.Statement<[], { position: number; hash: Buffer | null }>;
+  readonly chainRows: Database.Statement<[number, number], ChainedRow & { hash: Buffer | null }>;
   readonly streamHead: Database.Statement<[string], { stream_version: number; stream_type: string }>;
   readonly head: Database.Statement<[], number>;
   readonly dataVersion: Database.Statement<[], number>;
@@ -62,8 +65,12 @@ export class LogStatements {
     this.release = db.prepare('RELEASE demiurge_append');
     this.rollbackTo = db.prepare('ROLLBACK TO demiurge_append');
     this.insert = db.prepare(
-      `INSERT INTO events (event_id, stream_type, stream_id, stream_version, type, schema_version, data, meta,
-         recorded_at, idempotency_key) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO events (position, event_id, stream_type, stream_id, stream_version, type, schema_version, data,
+         meta, recorded_at, idempotency_key, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    );
+    this.chainHead = db.prepare('SELECT position, hash FROM events ORDER BY position DESC LIMIT 1');
+    this.chainRows = db.prepare(
+      `SELECT ${COLUMNS}, idempotency_key, hash FROM events WHERE position > ? ORDER BY position LIMIT ?`,
     );
     this.streamHead = db.prepare(
       'SELECT stream_version, stream_type FROM events WHERE stream_id = ? ORDER BY stream_version DESC LIMIT 1',

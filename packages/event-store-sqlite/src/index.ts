@@ -1,4 +1,18 @@
 export type { ConnectionOptions, Synchronous } from './connection.js';
+export {
+  type ChainBreak,
+  type ChainedRow,
+  type ChainHead,
+  type ChainReport,
+  eventHash,
+  GENESIS_HASH,
+} from './hash-chain.js';
 export { migrations, SCHEMA_VERSION } from './migrations.js';
 export { openSqliteEventStore } from './sqlite-event-store.js';
 export type { ConnectionSettings, SqliteEventStore, SqliteEventStoreOptions } from './sqlite-store-options.js';
+export {
+  checkStoreFile,
+  DEFAULT_FULL_CHECK_MAX_BYTES,
+  type StoreFileCheckOptions,
+  type StoreFileReport,
+} from './store-file-check.js';

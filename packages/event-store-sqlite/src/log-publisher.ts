@@ -21,6 +21,8 @@ export class LogPublisher {
     private readonly tailIntervalMs: number,
     /** False while the store is closed or committing: the tail then waits for its next tick. */
     private readonly canRead: () => boolean,
+    /** What a reading error becomes for subscribers (the store's fail-stop). */
+    private readonly mapError: (err: unknown) => unknown = (err) => err,
   ) {
     this.events$ = new Observable<RecordedEvent>((subscriber) => {
       const sub = this.live.subscribe(subscriber);
@@ -91,7 +93,7 @@ export class LogPublisher {
       this.tailDataVersion = version;
       this.publishFromLog(Number.MAX_SAFE_INTEGER);
     } catch (err) {
-      this.live.error(err);
+      this.live.error(this.mapError(err));
     }
   }
 }

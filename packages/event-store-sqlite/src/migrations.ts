@@ -1,15 +1,46 @@
+import type Database from 'better-sqlite3';
 import { type CompiledQuery, type Kysely, sql } from 'kysely';
+import { type ChainedRow, eventHash, GENESIS_HASH } from './hash-chain.js';
 import type { StoreSchema } from './schema.js';
 
-/** One schema step; `up` returns the statements, compiled by Kysely's schema builder. */
+/**
+ * One schema step; `up` returns the statements, compiled by Kysely's schema builder. `backfill`, when there is
+ * one, then rewrites existing rows (in the same transaction as the statements).
+ */
 export interface Migration {
   readonly version: number;
   readonly name: string;
   up(db: Kysely<StoreSchema>): CompiledQuery[];
+  backfill?(db: Database.Database): void;
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: migrations create tables the typed schema does not know yet
 type AnyDb = Kysely<any>;
+
+const REFUSE_UPDATE = `CREATE TRIGGER events_refuse_update BEFORE UPDATE ON events
+            BEGIN SELECT RAISE(ABORT, 'events is append-only: UPDATE is refused'); END`;
+
+/** Chains the existing events in position order: the only UPDATE of `events` ever made, in the migration. */
+function backfillHashes(db: Database.Database): void {
+  db.exec('DROP TRIGGER events_refuse_update');
+  const read = db.prepare(
+    `SELECT position, event_id, stream_type, stream_id, stream_version, type, schema_version, data, meta,
+       recorded_at, idempotency_key FROM events WHERE position > ? ORDER BY position LIMIT 5000`,
+  );
+  const write = db.prepare('UPDATE events SET hash = ? WHERE position = ?');
+  let previous = GENESIS_HASH;
+  let after = 0;
+  for (;;) {
+    const rows = read.all(after) as ChainedRow[];
+    for (const row of rows) {
+      previous = eventHash(previous, row);
+      write.run(previous, row.position);
+      after = row.position;
+    }
+    if (rows.length < 5000) break;
+  }
+  db.exec(REFUSE_UPDATE);
+}
 
 export const migrations: readonly Migration[] = [
   {
@@ -42,8 +73,7 @@ export const migrations: readonly Migration[] = [
           .unique()
           .where(sql.ref('idempotency_key'), 'is not', null)
           .compile(),
-        sql`CREATE TRIGGER events_refuse_update BEFORE UPDATE ON events
-            BEGIN SELECT RAISE(ABORT, 'events is append-only: UPDATE is refused'); END`.compile(db),
+        sql.raw(REFUSE_UPDATE).compile(db),
         sql`CREATE TRIGGER events_refuse_delete BEFORE DELETE ON events
             BEGIN SELECT RAISE(ABORT, 'events is append-only: DELETE is refused'); END`.compile(db),
         db.schema
@@ -63,6 +93,12 @@ export const migrations: readonly Migration[] = [
           .compile(),
       ];
     },
+  },
+  {
+    version: 2,
+    name: '002_event_hash_chain',
+    up: (typed) => [(typed as AnyDb).schema.alterTable('events').addColumn('hash', 'blob').compile()],
+    backfill: backfillHashes,
   },
 ];
 

@@ -8,23 +8,28 @@ import { listDocuments } from './sqlite-projection-tx.js';
 /** Read access to one projector's documents outside the append transaction. */
 export function createProjectionReader(
   projector: Projector,
-  deps: { runner: SqlRunner; qb: Kysely<StoreSchema>; projections: ProjectorRunner; assertOpen: () => void },
+  deps: {
+    runner: SqlRunner;
+    qb: Kysely<StoreSchema>;
+    projections: ProjectorRunner;
+    /** Runs a read, refusing a closed or damaged store and stopping it on a corruption error. */
+    guard: <T>(read: () => T) => T;
+  },
 ): ProjectionReader {
-  const { runner, qb, projections, assertOpen } = deps;
-  const rows = (collection?: string, options?: Parameters<ProjectionReader['list']>[1]) => {
-    assertOpen();
-    return listDocuments(runner, projector.name, collection, options);
-  };
+  const { runner, qb, projections, guard } = deps;
+  const rows = (collection?: string, options?: Parameters<ProjectionReader['list']>[1]) =>
+    guard(() => listDocuments(runner, projector.name, collection, options));
   return {
     get: async (collection, id) => {
-      assertOpen();
-      const row = runner.get(
-        qb
-          .selectFrom('projection_documents')
-          .select('doc')
-          .where('projector', '=', projector.name)
-          .where('collection', '=', collection)
-          .where('id', '=', id),
+      const row = guard(() =>
+        runner.get(
+          qb
+            .selectFrom('projection_documents')
+            .select('doc')
+            .where('projector', '=', projector.name)
+            .where('collection', '=', collection)
+            .where('id', '=', id),
+        ),
       );
       return row ? JSON.parse(row.doc) : undefined;
     },
@@ -39,14 +44,14 @@ export function createProjectionReader(
       }
       return out;
     },
-    checkpoint: async () => {
-      assertOpen();
-      const cp = projections.readCheckpoints().get(projector.name);
-      return {
-        name: projector.name,
-        version: cp?.version ?? projector.version,
-        position: projections.effectivePosition(projector, cp?.position ?? 0),
-      };
-    },
+    checkpoint: async () =>
+      guard(() => {
+        const cp = projections.readCheckpoints().get(projector.name);
+        return {
+          name: projector.name,
+          version: cp?.version ?? projector.version,
+          position: projections.effectivePosition(projector, cp?.position ?? 0),
+        };
+      }),
   };
 }

@@ -15,6 +15,8 @@ export interface EventsTable {
   meta: Immutable<string>;
   recorded_at: Immutable<string>;
   idempotency_key: Immutable<string | null>;
+  /** SHA-256 over the previous event's hash and this event's content (see `hash-chain.ts`). */
+  hash: Immutable<Buffer | null>;
 }
 
 export interface ProjectorCheckpointsTable {

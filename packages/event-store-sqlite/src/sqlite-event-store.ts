@@ -16,6 +16,7 @@ import {
   assertDistinctProjectors,
   catchUpSubscription,
   checkExpectedVersion,
+  DamagedStoreError,
   eventIdempotencyKey,
   InvalidAppendError,
   type IterateOptions,
@@ -34,16 +35,18 @@ import {
   selectProjectors,
   toRecorded,
 } from '@demiurge/event-store';
-import type Database from 'better-sqlite3';
+import Database from 'better-sqlite3';
 import { Observable } from 'rxjs';
 import { openDatabase } from './connection.js';
 import { decodeRow, type EventRow, LogStatements } from './event-rows.js';
+import { type ChainHead, type ChainReport, ChainWalker, compareKept, eventHash, GENESIS_HASH } from './hash-chain.js';
 import { LogPublisher } from './log-publisher.js';
 import { createProjectionReader } from './projection-reader.js';
 import { ProjectorRunner } from './projector-runner.js';
 import { createQueryBuilder } from './schema.js';
 import { SqlRunner } from './sql-runner.js';
 import type { ConnectionSettings, SqliteEventStore, SqliteEventStoreOptions } from './sqlite-store-options.js';
+import { isCorruption } from './store-file-check.js';
 
 interface PendingAppend {
   readonly plan: AppendPlan;
@@ -91,6 +94,10 @@ class SqliteStore implements SqliteEventStore {
   private flushing = false;
   private exclusive = false;
   private closed = false;
+  /** Set at the first corruption error: from then on the store refuses everything with it (fail-stop). */
+  private damaged: DamagedStoreError | undefined;
+  /** The chain's head inside the append transaction: the last inserted position and its hash. */
+  private chain: { position: number; hash: Buffer } = { position: 0, hash: GENESIS_HASH };
   private projectionDataVersion = -1;
   readonly events$: Observable<RecordedEvent>;
 
@@ -112,19 +119,25 @@ class SqliteStore implements SqliteEventStore {
       this.stmts,
       this.registry,
       options.tailIntervalMs ?? 100,
-      () => !this.closed && !this.flushing,
+      () => !this.closed && !this.flushing && !this.damaged,
+      (err) => this.failStop(err),
     );
     this.events$ = this.publisher.events$;
   }
 
   async initialize(batchSize: number): Promise<void> {
-    this.transaction(() => this.projections.resetStale());
-    while (!this.transaction(() => this.projections.catchUp(this.projectors, batchSize)).done) await yieldToLoop();
-    this.projectionDataVersion = this.stmts.dataVersion.get()!;
-    this.publisher.start();
+    this.guard(() => this.transaction(() => this.projections.resetStale()));
+    while (!this.guard(() => this.transaction(() => this.projections.catchUp(this.projectors, batchSize))).done) {
+      await yieldToLoop();
+    }
+    this.guard(() => {
+      this.projectionDataVersion = this.stmts.dataVersion.get()!;
+      this.publisher.start();
+    });
   }
 
   append(input: AppendStream | readonly AppendStream[], options?: AppendOptions): Promise<AppendResult> {
+    if (this.damaged) return Promise.reject(this.damaged);
     if (this.closed) return Promise.reject(new StoreClosedError());
     let plan: AppendPlan;
     try {
@@ -139,15 +152,14 @@ class SqliteStore implements SqliteEventStore {
   }
 
   async streamVersion(streamId: string): Promise<number> {
-    this.assertOpen();
-    return this.stmts.streamHead.get(streamId)?.stream_version ?? 0;
+    return this.guard(() => this.stmts.streamHead.get(streamId)?.stream_version ?? 0);
   }
 
   async readStream(streamId: string, options?: ReadStreamOptions): Promise<RecordedEvent[]> {
-    this.assertOpen();
     if (options?.limit === undefined) {
       // The command handlers' hot path (load an aggregate): one prepared statement.
-      return this.stmts.stream.all(streamId, options?.fromVersion ?? 1).map((row) => decodeRow(this.registry, row));
+      const rows = this.guard(() => this.stmts.stream.all(streamId, options?.fromVersion ?? 1));
+      return rows.map((row) => decodeRow(this.registry, row));
     }
     let query = this.qb
       .selectFrom('events')
@@ -156,33 +168,56 @@ class SqliteStore implements SqliteEventStore {
       .where('stream_version', '>=', options?.fromVersion ?? 1)
       .orderBy('stream_version');
     if (options?.limit !== undefined) query = query.limit(options.limit);
-    return this.runner.all(query).map((row) => decodeRow(this.registry, row as EventRow));
+    return this.guard(() => this.runner.all(query)).map((row) => decodeRow(this.registry, row as EventRow));
   }
 
   async readAll(options?: ReadAllOptions): Promise<RecordedEvent[]> {
-    this.assertOpen();
     return this.readRange(options?.from ?? 1, options?.limit, options?.types);
   }
 
   iterate(options?: IterateOptions): AsyncIterable<RecordedEvent> {
     return iterateInBatches(
-      (from, limit) => {
-        this.assertOpen();
-        return this.readRange(from, limit, options?.types);
-      },
+      (from, limit) => this.readRange(from, limit, options?.types),
       options?.from ?? 1,
       options?.batchSize ?? 1000,
     );
   }
 
   async head(): Promise<number> {
-    this.assertOpen();
-    return this.stmts.head.get()!;
+    return this.guard(() => this.stmts.head.get()!);
+  }
+
+  async chainHead(): Promise<ChainHead> {
+    const row = this.guard(() => this.stmts.chainHead.get());
+    if (!row) return { position: 0, hash: GENESIS_HASH.toString('hex') };
+    return { position: row.position, hash: row.hash?.toString('hex') ?? '' };
+  }
+
+  async verifyChain(options?: { batchSize?: number; kept?: ChainHead }): Promise<ChainReport> {
+    const batchSize = options?.batchSize ?? 5000;
+    const walker = new ChainWalker(options?.kept?.position);
+    let last = 0;
+    for (;;) {
+      const rows = this.guard(() => this.stmts.chainRows.all(last, batchSize));
+      for (const row of rows) if (!walker.next(row)) break;
+      if (walker.firstBreak || rows.length < batchSize) break;
+      last = rows[rows.length - 1]!.position;
+      await yieldToLoop();
+    }
+    const head = await this.chainHead();
+    const kept = options?.kept ? compareKept(options.kept, walker, head) : undefined;
+    return {
+      ok: walker.firstBreak === undefined && (kept?.ok ?? true),
+      eventsChecked: walker.checked,
+      head,
+      ...(walker.firstBreak ? { firstBreak: walker.firstBreak } : {}),
+      ...(kept ? { kept } : {}),
+    };
   }
 
   subscribe(options?: SubscribeOptions): Observable<RecordedEvent> {
     return new Observable<RecordedEvent>((subscriber) => {
-      const from = options?.from ?? this.stmts.head.get()! + 1;
+      const from = options?.from ?? this.guard(() => this.stmts.head.get()!) + 1;
       return catchUpSubscription(
         async (start, limit) => this.readRange(start, limit, options?.types),
         this.events$,
@@ -198,23 +233,23 @@ class SqliteStore implements SqliteEventStore {
       runner: this.runner,
       qb: this.qb,
       projections: this.projections,
-      assertOpen: () => this.assertOpen(),
+      guard: (read) => this.guard(read),
     });
   }
 
   async rebuild(options?: RebuildOptions): Promise<RebuildReport> {
-    this.assertOpen();
+    this.assertUsable();
     const selected = selectProjectors(this.projectors, options?.projectors);
     const started = this.clock.now();
     const batchSize = options?.batchSize ?? 5000;
     while (this.flushing || this.exclusive) await yieldToLoop();
     this.exclusive = true;
     try {
-      this.transaction(() => this.projections.reset(selected));
-      const head = this.stmts.head.get()!;
+      this.guard(() => this.transaction(() => this.projections.reset(selected)));
+      const head = this.guard(() => this.stmts.head.get()!);
       let applied = 0;
       for (;;) {
-        const step = this.transaction(() => this.projections.catchUp(selected, batchSize));
+        const step = this.guard(() => this.transaction(() => this.projections.catchUp(selected, batchSize)));
         applied += step.applied;
         options?.onProgress?.({
           projectors: selected.map((p) => p.name),
@@ -225,7 +260,7 @@ class SqliteStore implements SqliteEventStore {
         if (step.done) break;
         await yieldToLoop();
       }
-      const cps = this.projections.readCheckpoints();
+      const cps = this.guard(() => this.projections.readCheckpoints());
       return {
         projectors: selected.map((p) => ({
           name: p.name,
@@ -242,7 +277,7 @@ class SqliteStore implements SqliteEventStore {
   }
 
   settings(): ConnectionSettings {
-    this.assertOpen();
+    this.assertUsable();
     return {
       journalMode: this.db.pragma('journal_mode', { simple: true }) as string,
       synchronous: this.db.pragma('synchronous', { simple: true }) as number,
@@ -253,13 +288,40 @@ class SqliteStore implements SqliteEventStore {
 
   async close(): Promise<void> {
     if (this.closed) return;
-    while (this.pending.length > 0 || this.flushing || this.exclusive) {
+    while (!this.damaged && (this.pending.length > 0 || this.flushing || this.exclusive)) {
       this.schedule();
       await yieldToLoop();
     }
     this.closed = true;
     this.publisher.complete();
-    this.db.close();
+    if (this.damaged) closeWithoutCheckpoint(this.db, this.path);
+    else this.db.close();
+  }
+
+  /**
+   * Runs synchronous database work; a corruption error stops the store (fail-stop): every pending and later
+   * call then gets the same {@link DamagedStoreError}.
+   */
+  private guard<T>(work: () => T): T {
+    this.assertUsable();
+    try {
+      return work();
+    } catch (err) {
+      throw this.failStop(err);
+    }
+  }
+
+  /** The error a caller gets for `err`: a {@link DamagedStoreError} (stopping the store) for a corruption error. */
+  private failStop(err: unknown): unknown {
+    if (this.damaged) return this.damaged;
+    if (!isCorruption(err)) return err;
+    this.damaged = new DamagedStoreError(
+      this.path,
+      `SQLite reported "${(err as Error).message}" while the store was in use`,
+      { cause: err, inUse: true },
+    );
+    for (const pending of this.pending.splice(0)) pending.reject(this.damaged);
+    return this.damaged;
   }
 
   // --- group commit -------------------------------------------------------------------------
@@ -275,7 +337,7 @@ class SqliteStore implements SqliteEventStore {
 
   /** Commits everything queued, in batches: one transaction per batch, a savepoint per append. */
   private async flush(): Promise<void> {
-    if (this.flushing || this.exclusive) return;
+    if (this.flushing || this.exclusive || this.damaged) return;
     this.flushing = true;
     try {
       while (this.pending.length > 0 && !this.exclusive) {
@@ -303,15 +365,18 @@ class SqliteStore implements SqliteEventStore {
           await new Promise((r) => setTimeout(r, Math.min(100, 5 * 2 ** attempt) * (0.5 + Math.random())));
           continue;
         }
-        const error = isBusy(err) ? new StoreBusyError(Date.now() - started, { cause: err }) : err;
+        const error = isBusy(err) ? new StoreBusyError(Date.now() - started, { cause: err }) : this.failStop(err);
         return batch.map(() => ({ ok: false, error }));
       }
     }
   }
 
   private commitBatch(batch: readonly PendingAppend[]): Outcome[] {
+    if (this.damaged) throw this.damaged;
     return this.transaction(() => {
       this.catchUpForeignWrites();
+      const head = this.stmts.chainHead.get();
+      this.chain = { position: head?.position ?? 0, hash: head?.hash ?? GENESIS_HASH };
       const savepoints = batch.length > 1;
       let last = 0;
       const touched = new Set<Projector>();
@@ -319,14 +384,17 @@ class SqliteStore implements SqliteEventStore {
         if (!savepoints) return { ok: true, value: this.appendInTx(pending.plan, touched) };
         this.stmts.savepoint.run();
         const mine = new Set<Projector>();
+        const chain = this.chain;
         try {
           const value = this.appendInTx(pending.plan, mine);
           this.stmts.release.run();
           for (const p of mine) touched.add(p);
           return { ok: true, value };
         } catch (error) {
+          if (isCorruption(error)) throw error;
           this.stmts.rollbackTo.run();
           this.stmts.release.run();
+          this.chain = chain;
           return { ok: false, error };
         }
       });
@@ -354,8 +422,8 @@ class SqliteStore implements SqliteEventStore {
       checkExpectedVersion(stream.streamId, stream.expectedVersion, version);
       for (const event of stream.events) {
         version++;
-        const info = this.insert(plan, stream.streamType, stream.streamId, version, event, events.length);
-        events.push(toRecorded(plan, stream, event, Number(info.lastInsertRowid), version));
+        const position = this.insert(plan, stream.streamType, stream.streamId, version, event, events.length);
+        events.push(toRecorded(plan, stream, event, position, version));
       }
     }
     this.projections.applyNew(events, touched);
@@ -369,20 +437,38 @@ class SqliteStore implements SqliteEventStore {
     version: number,
     event: AppendPlan['streams'][number]['events'][number],
     index: number,
-  ): Database.RunResult {
+  ): number {
+    const row = {
+      position: this.chain.position + 1,
+      event_id: event.eventId,
+      stream_type: streamType,
+      stream_id: streamId,
+      stream_version: version,
+      type: event.type,
+      schema_version: event.schemaVersion,
+      data: JSON.stringify(event.data),
+      meta: JSON.stringify(event.meta),
+      recorded_at: plan.recordedAt,
+      idempotency_key: plan.idempotencyKey === undefined ? null : eventIdempotencyKey(plan.idempotencyKey, index),
+    };
+    const hash = eventHash(this.chain.hash, row);
     try {
-      return this.stmts.insert.run(
-        event.eventId,
-        streamType,
-        streamId,
-        version,
-        event.type,
-        event.schemaVersion,
-        JSON.stringify(event.data),
-        JSON.stringify(event.meta),
-        plan.recordedAt,
-        plan.idempotencyKey === undefined ? null : eventIdempotencyKey(plan.idempotencyKey, index),
+      this.stmts.insert.run(
+        row.position,
+        row.event_id,
+        row.stream_type,
+        row.stream_id,
+        row.stream_version,
+        row.type,
+        row.schema_version,
+        row.data,
+        row.meta,
+        row.recorded_at,
+        row.idempotency_key,
+        hash,
       );
+      this.chain = { position: row.position, hash };
+      return row.position;
     } catch (err) {
       if ((err as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE' && /event_id/.test((err as Error).message)) {
         throw new InvalidAppendError(`event id ${event.eventId} is already recorded`, { cause: err });
@@ -417,11 +503,32 @@ class SqliteStore implements SqliteEventStore {
     let query = this.qb.selectFrom('events').selectAll().where('position', '>=', from).orderBy('position');
     if (types) query = query.where('type', 'in', types.length > 0 ? [...types] : ['']);
     if (limit !== undefined) query = query.limit(limit);
-    return this.runner.all(query).map((row) => decodeRow(this.registry, row as EventRow));
+    return this.guard(() => this.runner.all(query)).map((row) => decodeRow(this.registry, row as EventRow));
   }
 
-  private assertOpen(): void {
+  private assertUsable(): void {
+    if (this.damaged) throw this.damaged;
     if (this.closed) throw new StoreClosedError();
+  }
+}
+
+/**
+ * Closes a damaged store's connection without checkpointing its WAL into the file: a read-only connection
+ * holds the file open meanwhile (SQLite checkpoints on close only as the last connection), and a read-only
+ * connection never checkpoints.
+ */
+function closeWithoutCheckpoint(db: Database.Database, path: string): void {
+  let holder: Database.Database | undefined;
+  try {
+    holder = new Database(path, { readonly: true, fileMustExist: true });
+    holder.pragma('schema_version');
+  } catch {
+    // the holder only keeps the file open; a damaged page it cannot read does not matter
+  }
+  try {
+    db.close();
+  } finally {
+    holder?.close();
   }
 }
 

@@ -1,6 +1,7 @@
 import type { Clock, EventRegistry, IdGenerator } from '@demiurge/contracts';
 import type { EventStore, Projector } from '@demiurge/event-store';
 import type { ConnectionOptions } from './connection.js';
+import type { ChainHead, ChainReport } from './hash-chain.js';
 
 export interface SqliteEventStoreOptions extends ConnectionOptions {
   /** The database file; created with its folder when absent. */
@@ -30,4 +31,19 @@ export interface ConnectionSettings {
 export interface SqliteEventStore extends EventStore {
   readonly path: string;
   settings(): ConnectionSettings;
+  /**
+   * The head of the log's hash chain: the last event's position and its recorded hash (hex). Keep it
+   * elsewhere: a later {@link verifyChain} whose chain passes through it proves nothing before it changed.
+   */
+  chainHead(): Promise<ChainHead>;
+  /**
+   * Recomputes every event's hash from its stored content and the previous hash, in batches, and names the
+   * first position that does not match (an event changed, removed or written behind the store). With `kept`
+   * (a head from an earlier {@link chainHead}), also checks that the log still passes through it: the newest
+   * events cut off, or a chain recomputed end to end, show there.
+   *
+   * @example
+   * const { ok, firstBreak, kept } = await store.verifyChain({ kept: { position: 41, hash: '6f1c…' } });
+   */
+  verifyChain(options?: { batchSize?: number; kept?: ChainHead }): Promise<ChainReport>;
 }

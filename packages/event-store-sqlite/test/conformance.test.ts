@@ -6,6 +6,18 @@ import { tempDir } from './temp-dir.js';
 describeEventStoreConformance({
   name: 'sqlite',
   createStorage: () => tempDir(),
-  open: (dir, options) => openSqliteEventStore({ ...options, path: join(dir.path, 'runtime.sqlite3') }),
+  // Every store the suite opens (the property runs' random conflicting group commits included) must close
+  // with a hash chain that verifies.
+  open: async (dir, options) => {
+    const store = await openSqliteEventStore({ ...options, path: join(dir.path, 'runtime.sqlite3') });
+    const close = store.close.bind(store);
+    return Object.assign(store, {
+      close: async () => {
+        const chain = await store.verifyChain().catch(() => undefined); // a closed store has nothing to check
+        if (chain && !chain.ok) throw new Error(`the hash chain broke: ${JSON.stringify(chain.firstBreak)}`);
+        await close();
+      },
+    });
+  },
   disposeStorage: (dir) => dir.remove(),
 });

@@ -52,6 +52,7 @@ describe('sqlite durability settings', () => {
     expect(raw.pragma('user_version', { simple: true })).toBe(SCHEMA_VERSION);
     expect(raw.prepare('SELECT version, name FROM schema_migrations').all()).toEqual([
       { version: 1, name: '001_event_log' },
+      { version: 2, name: '002_event_hash_chain' },
     ]);
     raw.close();
   });

@@ -58,6 +58,8 @@ it('two processes append to one file: nothing lost, conflicts typed, no SQLITE_B
   expect(shared).toHaveLength(a!.sharedOk + b!.sharedOk);
   const positions = (await store.readAll()).map((e) => e.position);
   expect(positions).toEqual(positions.map((_, i) => i + 1));
+  // both processes chained their events to whatever the other had committed before
+  expect(await store.verifyChain({ batchSize: 7 })).toMatchObject({ ok: true, eventsChecked: total });
   expect(await store.projection('counter').get('totals', 'all')).toBe(total);
   const live = { ...(await store.projection('counter').dump()) };
   await store.rebuild();

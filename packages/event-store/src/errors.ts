@@ -71,6 +71,31 @@ export class CorruptDatabaseError extends DemiurgeError {
   }
 }
 
+/**
+ * The store file is damaged: cut short, a page overwritten, a WAL whose committed frames no longer read back,
+ * or SQLite reported corruption while the store was in use. The file was not changed, and the store accepts
+ * no more writes (fail-stop): every later call gets this error.
+ */
+export class DamagedStoreError extends DemiurgeError {
+  override readonly name = 'DamagedStoreError';
+  readonly code = ErrorCode.CorruptDatabase;
+  /** True when the damage was met while the store was in use (it then stopped), false when found at open. */
+  readonly inUse: boolean;
+  constructor(
+    readonly path: string,
+    readonly detail: string,
+    options?: { cause?: unknown; inUse?: boolean },
+  ) {
+    super(
+      options?.inUse
+        ? `damaged store ${path}: ${detail}; the store stopped and accepts no more writes`
+        : `damaged store ${path}: ${detail}. Nothing was written to it`,
+      options,
+    );
+    this.inUse = options?.inUse ?? false;
+  }
+}
+
 /** The database stayed locked by another process past every retry. */
 export class StoreBusyError extends DemiurgeError {
   override readonly name = 'StoreBusyError';

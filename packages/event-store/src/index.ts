@@ -10,6 +10,7 @@ export {
 export { catchUpSubscription, iterateInBatches } from './catch-up.js';
 export {
   CorruptDatabaseError,
+  DamagedStoreError,
   DatabaseNewerThanCodeError,
   type ExpectedVersion,
   InvalidAppendError,

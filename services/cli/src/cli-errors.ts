@@ -1,5 +1,5 @@
 import { DemiurgeError, ErrorCode } from '@demiurge/contracts';
-import { StreamVersionConflictError, UnknownProjectorError } from '@demiurge/event-store';
+import { DamagedStoreError, StreamVersionConflictError, UnknownProjectorError } from '@demiurge/event-store';
 import { ConfigError, CoreLoadError } from '@demiurge/host';
 import {
   GatewayAlreadyRunningError,
@@ -80,6 +80,7 @@ function expectedRefusal(err: Error): string | undefined {
  * marked unexpected.
  */
 export function describeError(err: unknown): string {
+  if (err instanceof DamagedStoreError) return `${err.message}; run "demiurge doctor" for a full check`;
   if (err instanceof StreamVersionConflictError) {
     // Writers retry a conflict from a fresh read; this one outlasted the retries (other writers kept winning).
     return `other processes kept writing to ${err.streamId} at the same moment and this command gave up after its retries (that write was not recorded): run it again`;

@@ -66,6 +66,16 @@ async function main(): Promise<void> {
     ),
   );
 
+  results.push(
+    { name: `store open check (bounded), ${large} events`, value: Math.round(rb.checks.boundedMs), unit: 'ms' },
+    { name: `store quick_check of every page, ${large} events`, value: Math.round(rb.checks.fullMs), unit: 'ms' },
+    {
+      name: `hash chain verification, ${large} events`,
+      value: Math.round(rb.checks.chainEventsPerSecond),
+      unit: 'events/s',
+    },
+  );
+
   log(`work items through claim then succeed, one worker: ${sizes.workItems} per side`);
   const w = await benchClaimSucceed(sizes.workItems);
   log(`  store ${Math.round(w.store)} items/s, raw ${Math.round(w.raw)} items/s`);

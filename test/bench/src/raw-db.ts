@@ -22,6 +22,11 @@ export function openRaw(path: string, synchronous: Synchronous): Database.Databa
 export const INSERT_EVENT = `INSERT INTO events (event_id, stream_type, stream_id, stream_version, type, schema_version, data,
   meta, recorded_at, idempotency_key) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
 
+/** An insert of a whole chained row (the seeder's), with named parameters. */
+export const INSERT_CHAINED_EVENT = `INSERT INTO events (position, event_id, stream_type, stream_id, stream_version, type,
+  schema_version, data, meta, recorded_at, idempotency_key, hash) VALUES (@position, @event_id, @stream_type, @stream_id,
+  @stream_version, @type, @schema_version, @data, @meta, @recorded_at, @idempotency_key, @hash)`;
+
 export const GET_DOCUMENT = 'SELECT doc FROM projection_documents WHERE projector = ? AND collection = ? AND id = ?';
 
 export const UPSERT_DOCUMENT = `INSERT INTO projection_documents (projector, collection, id, doc) VALUES (?, ?, ?, ?)

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import type { RebuildChildReport, RebuildMode } from './child-protocol.js';
 import { countLabel } from './config.js';
 import { seedLog } from './seed.js';
+import { benchStoreChecks, type StoreCheckFigures } from './store-checks-bench.js';
 import { withTempDir } from './temp-dir.js';
 
 export interface RebuildFigures {
@@ -12,6 +13,8 @@ export interface RebuildFigures {
   readonly rawLarge: RebuildChildReport;
   /** The store's rebuild of the small log, for the RSS ratio. */
   readonly storeSmall: RebuildChildReport;
+  /** The file checks and the chain verification on the large log. */
+  readonly checks: StoreCheckFigures;
 }
 
 /**
@@ -43,7 +46,13 @@ export async function benchRebuild(
       raw.push(await runChild('raw', largePath, large, log));
       store.push(await runChild('store', largePath, large, log));
     }
-    return { storeLarge: combine(store), rawLarge: combine(raw), storeSmall };
+    log(`store checks on the ${countLabel(large)} log: open (bounded), quick_check of every page, verifyChain`);
+    const checks = await benchStoreChecks(largePath, large);
+    log(
+      `  ${(checks.bytes / 2 ** 20).toFixed(0)} MiB: open check ${checks.boundedMs.toFixed(0)} ms, full check ` +
+        `${checks.fullMs.toFixed(0)} ms, chain ${Math.round(checks.chainEventsPerSecond).toLocaleString('en-US')} events/s`,
+    );
+    return { storeLarge: combine(store), rawLarge: combine(raw), storeSmall, checks };
   });
 }
 

@@ -1,5 +1,6 @@
+import { eventHash, GENESIS_HASH } from '@demiurge/event-store-sqlite';
 import { BENCH_TYPE, benchData, META_JSON, rawEventId, rebuildProjectors, STREAM_TYPE, streamId } from './fixtures.js';
-import { createStoreSchema, INSERT_EVENT, openRaw } from './raw-db.js';
+import { createStoreSchema, INSERT_CHAINED_EVENT, openRaw } from './raw-db.js';
 
 /** Events per stream in a seeded log. */
 export const EVENTS_PER_STREAM = 100;
@@ -8,7 +9,8 @@ const BASE_TIME = Date.parse('2025-01-01T00:00:00.000Z');
 
 /**
  * Fills a new store file with `count` valid `bench.recorded` events by raw prepared inserts into the
- * store's own `events` table, round-robin over `count / 100` streams, and records the rebuild
+ * store's own `events` table, hash-chained as the store chains them (so `verifyChain` holds), round-robin
+ * over `count / 100` streams, and records the rebuild
  * projectors' checkpoints at the head so that opening the store does not catch them up first.
  */
 export async function seedLog(path: string, count: number, onProgress?: (done: number) => void): Promise<void> {
@@ -16,24 +18,25 @@ export async function seedLog(path: string, count: number, onProgress?: (done: n
   const db = openRaw(path, 'NORMAL');
   try {
     const streams = Math.max(1, Math.floor(count / EVENTS_PER_STREAM));
-    const insert = db.prepare(INSERT_EVENT);
+    const insert = db.prepare(INSERT_CHAINED_EVENT);
+    let previous = GENESIS_HASH;
     const fill = db.transaction((from: number, to: number) => {
       for (let i = from; i < to; i++) {
-        const data = JSON.stringify(benchData(i));
-        const at = new Date(BASE_TIME + i).toISOString();
-        const version = Math.floor(i / streams) + 1;
-        insert.run(
-          rawEventId(i + 1),
-          STREAM_TYPE,
-          streamId(i % streams),
-          version,
-          BENCH_TYPE,
-          1,
-          data,
-          META_JSON,
-          at,
-          null,
-        );
+        const row = {
+          position: i + 1,
+          event_id: rawEventId(i + 1),
+          stream_type: STREAM_TYPE,
+          stream_id: streamId(i % streams),
+          stream_version: Math.floor(i / streams) + 1,
+          type: BENCH_TYPE,
+          schema_version: 1,
+          data: JSON.stringify(benchData(i)),
+          meta: META_JSON,
+          recorded_at: new Date(BASE_TIME + i).toISOString(),
+          idempotency_key: null,
+        };
+        previous = eventHash(previous, row);
+        insert.run({ ...row, hash: previous });
       }
     });
     for (let from = 0; from < count; from += ROWS_PER_TRANSACTION) {

@@ -61,6 +61,7 @@ export interface VerifyJson {
   readonly ok: boolean;
   readonly head: number;
   readonly durationMs: number;
+  readonly chain: { ok: boolean; firstBreak?: { position: number; reason: string } };
   readonly log: { ok: boolean; violationCount: number; violations: { position: number; message: string }[] };
   readonly invariants: { ok: boolean; findings: { invariant: string; subject: string; message: string }[] };
   readonly projections: {
@@ -85,6 +86,14 @@ export async function verifyHome(
     return { ok: false, ms, problems: [{ check: 'verify: ran', detail }] };
   }
   const problems = [
+    ...(report.chain.firstBreak
+      ? [
+          {
+            check: 'verify: hash chain',
+            detail: `position ${report.chain.firstBreak.position}: ${report.chain.firstBreak.reason}`,
+          },
+        ]
+      : []),
     ...report.log.violations.map((v) => ({ check: 'verify: log', detail: `position ${v.position}: ${v.message}` })),
     ...report.invariants.findings.map((f) => ({ check: `verify: invariant ${f.invariant}`, detail: f.message })),
     ...report.projections.differences.map((d) => ({

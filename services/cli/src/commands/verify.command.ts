@@ -8,12 +8,17 @@ export function registerVerify(program: Command, ctx: CommandContext): void {
   program
     .command('verify')
     .description(
-      'check a snapshot of the store: every stream against its lifecycle machine, the seed invariants, and every projection against a fresh rebuild (exit 1 on any violation)',
+      'check the store: every page of the file, the hash chain of the log, every stream against its lifecycle machine, the seed invariants, and every projection against a fresh rebuild (exit 1 on any violation)',
     )
     .addOption(homeOption())
+    .option('--head', 'check the hash chain only and print its head (position and hash) to keep elsewhere')
+    .option(
+      '--expect-head <position:hash>',
+      'a head kept from an earlier "verify --head": fail unless the log still passes through it',
+    )
     .addOption(jsonOption('print one JSON report'))
     .action(
-      action(ctx, async (o: JsonOptions) =>
+      action(ctx, async (o: JsonOptions & { head?: boolean; expectHead?: string }) =>
         (await import('./verify.js')).verifyCommand(resolveHome(o.home), o, ctx.io),
       ),
     );

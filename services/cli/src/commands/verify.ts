@@ -1,9 +1,9 @@
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openSqliteEventStore } from '@demiurge/event-store-sqlite';
+import { type ChainHead, type ChainReport, checkStoreFile, openSqliteEventStore } from '@demiurge/event-store-sqlite';
 import { type LogViolation, verifyLog } from '@demiurge/lifecycle';
-import { ExitCode } from '../cli-errors.js';
+import { ExitCode, UsageError } from '../cli-errors.js';
 import type { HomePaths } from '../home.js';
 import type { CommandIo } from '../io.js';
 import { NoDatabaseError, runtimeProjectors } from '../runtime-store.js';
@@ -20,6 +20,8 @@ export interface VerifyReport {
   readonly database: string;
   readonly head: number;
   readonly durationMs: number;
+  /** Every event's hash recomputed from its content and the previous hash; the first mismatch is named. */
+  readonly chain: ChainReport & { readonly note?: string };
   readonly log: {
     readonly ok: boolean;
     readonly eventsChecked: number;
@@ -42,9 +44,11 @@ export interface VerifyReport {
   };
 }
 
+/** The schema version at which events started carrying their hash (migration 2). */
+const CHAIN_SCHEMA_VERSION = 2;
+
 /** Notes on the snapshot's projector checkpoints, read before the store opens it (and catches them up). */
-function checkpointNotes(path: string): string[] {
-  const info = readSchemaInfo(path);
+function checkpointNotes(info: ReturnType<typeof readSchemaInfo>): string[] {
   const notes: string[] = [];
   for (const p of runtimeProjectors) {
     const cp = info.checkpoints.find((c) => c.name === p.name);
@@ -65,17 +69,32 @@ function checkpointNotes(path: string): string[] {
  * the log through the machines, the invariants on the live projections, and each projection equal to a
  * rebuild of the copy.
  */
-export async function verifyCommand(paths: HomePaths, options: { json: boolean }, io: CommandIo): Promise<ExitCode> {
+export async function verifyCommand(
+  paths: HomePaths,
+  options: { json: boolean; head?: boolean; expectHead?: string },
+  io: CommandIo,
+): Promise<ExitCode> {
   if (!existsSync(paths.database)) throw new NoDatabaseError(paths.database);
+  const kept = options.expectHead === undefined ? undefined : parseKeptHead(options.expectHead);
   const started = Date.now();
+  // The whole file, every page: a damaged store is refused here with its own error, never copied.
+  checkStoreFile(paths.database, { integrity: 'full' });
   const dir = mkdtempSync(join(tmpdir(), 'demiurge-verify-'));
   try {
     const copy = join(dir, 'runtime.sqlite3');
     snapshotDatabase(paths.database, copy);
-    const notes = checkpointNotes(copy);
+    const info = readSchemaInfo(copy);
+    const notes = checkpointNotes(info);
     const store = await openSqliteEventStore({ path: copy, projectors: runtimeProjectors, synchronous: 'NORMAL' });
     let report: VerifyReport;
     try {
+      const chain = {
+        ...(await store.verifyChain(kept ? { kept } : {})),
+        ...(info.version < CHAIN_SCHEMA_VERSION && info.head > 0
+          ? { note: `the store predates the hash chain: its ${info.head} event(s) are chained as they are now` }
+          : {}),
+      };
+      if (options.head) return printHead(paths.database, chain, options.json, io);
       const log = await verifyLog(store.iterate(), { maxViolations: REPORT_LIMIT });
       const findings = await checkInvariants(store, Date.now());
       const live = new Map<string, Awaited<ReturnType<ReturnType<typeof store.projection>['dump']>>>();
@@ -86,10 +105,11 @@ export async function verifyCommand(paths: HomePaths, options: { json: boolean }
         differences.push(...diffProjection(name, live.get(name)!, await store.projection(name).dump()));
       }
       report = {
-        ok: log.ok && findings.length === 0 && differences.length === 0,
+        ok: chain.ok && log.ok && findings.length === 0 && differences.length === 0,
         database: paths.database,
         head: await store.head(),
         durationMs: Date.now() - started,
+        chain,
         log: { ...log, violations: [...log.violations] },
         invariants: { ok: findings.length === 0, checked: Object.values(Invariant), findings },
         projections: {
@@ -111,10 +131,44 @@ export async function verifyCommand(paths: HomePaths, options: { json: boolean }
   }
 }
 
+/** `verify --head`: the chain's head once the chain holds, for the operator to keep elsewhere. */
+function printHead(database: string, chain: VerifyReport['chain'], json: boolean, io: CommandIo): ExitCode {
+  if (json) io.out(JSON.stringify({ database, ...chain }));
+  else if (chain.ok) io.out(`head ${chain.head.position} ${chain.head.hash}`);
+  else for (const line of renderChain(chain)) io.out(line);
+  return chain.ok ? ExitCode.ok : ExitCode.failure;
+}
+
+/** `--expect-head 41:6f1c…` (or the `head 41 6f1c…` that `--head` printed): a head kept earlier. */
+function parseKeptHead(text: string): ChainHead {
+  const match = /^(?:head\s+)?(\d+)[:\s]+([0-9a-fA-F]{64})$/.exec(text.trim());
+  if (!match) {
+    throw new UsageError(
+      `--expect-head must be <position>:<hash> as "demiurge verify --head" printed it (64 hex digits), not "${text}"`,
+    );
+  }
+  return { position: Number(match[1]), hash: match[2]!.toLowerCase() };
+}
+
+function renderChain(chain: VerifyReport['chain']): string[] {
+  const lines = chain.firstBreak
+    ? [
+        `fail  chain: position ${chain.firstBreak.position}: ${chain.firstBreak.reason} (${chain.eventsChecked - 1} event(s) before it match)`,
+      ]
+    : [
+        `ok    chain: ${chain.eventsChecked} event(s) match their hashes; head ${chain.head.position} ${chain.head.hash}`,
+      ];
+  const kept = chain.kept;
+  if (kept?.ok) lines.push(`ok    kept head: the log passes through ${kept.head.position} ${kept.head.hash}`);
+  else if (kept) lines.push(`fail  kept head ${kept.head.position} ${kept.head.hash}: ${kept.reason}`);
+  return lines;
+}
+
 const more = (shown: number, total: number) => (total > shown ? [`        ... and ${total - shown} more`] : []);
 
 export function renderVerifyReport(r: VerifyReport): string[] {
-  const lines = [`verify ${r.database}: head ${r.head}, ${r.log.streams} stream(s)`];
+  const lines = [`verify ${r.database}: head ${r.head}, ${r.log.streams} stream(s)`, ...renderChain(r.chain)];
+  if (r.chain.note) lines.push(`note  ${r.chain.note}`);
   if (r.log.ok)
     lines.push(
       `ok    log: ${r.log.eventsChecked} event(s) in ${r.log.streams} stream(s) follow their lifecycle machines`,
@@ -139,7 +193,12 @@ export function renderVerifyReport(r: VerifyReport): string[] {
     lines.push(...more(r.projections.differences.length, r.projections.differenceCount));
   }
   for (const n of r.projections.notes) lines.push(`note  ${n}`);
-  const problems = r.log.violationCount + r.invariants.findings.length + r.projections.differenceCount;
+  const problems =
+    (r.chain.firstBreak ? 1 : 0) +
+    (r.chain.kept?.ok === false ? 1 : 0) +
+    r.log.violationCount +
+    r.invariants.findings.length +
+    r.projections.differenceCount;
   lines.push(r.ok ? `verify: ok (${r.durationMs} ms)` : `verify: ${problems} problem(s) found`);
   return lines;
 }
