@@ -22,7 +22,8 @@ import type { RunLease, RunRuntime, SessionRuntime, TurnAdmission } from '@demiu
 import type { ApprovalRuntime } from './approvals.js';
 import { planModeDecision } from './policy.js';
 import type { ToolRegistry } from './registry.js';
-import type { EffectClass } from './tool.js';
+import type { EffectClass, ToolDefinition } from './tool.js';
+import type { z } from 'zod';
 import { loadTurn, type ToolCallRecord, type TurnRecord, type TurnSelection, toolResultText } from './turn-state.js';
 
 /**
@@ -114,6 +115,18 @@ class HostClosing extends Error {
   constructor() {
     super('the host closed while the call ran');
   }
+}
+
+/** Why a tool call's arguments were refused, for the model: the field, the problem, and for an unknown key the accepted ones. */
+function invalidArguments(name: string, tool: ToolDefinition, issues: readonly z.core.$ZodIssue[]): string {
+  const issue = issues[0];
+  const where = issue?.path.join('.') || '(root)';
+  if (issue?.code === 'unrecognized_keys') {
+    const shape = (tool.input as { shape?: Record<string, unknown> }).shape;
+    const accepted = shape ? `; accepted keys: ${Object.keys(shape).join(', ')}` : '';
+    return `invalid ${name} arguments at ${where}: unknown key${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => `"${k}"`).join(', ')}${accepted}`;
+  }
+  return `invalid ${name} arguments at ${where}: ${issue?.message}`;
 }
 
 const TURN = turnLifecycle.streamType;
@@ -339,6 +352,7 @@ export class TurnEngine {
       toolCallId: ids.next(IdPrefix.toolCall),
       name: c.name,
       arguments: (c.arguments ?? {}) as never,
+      ...(c.argumentsError !== undefined ? { argumentsError: c.argumentsError } : {}),
     }));
     const turnEvent: NewEvent<TurnEventType> = {
       type: 'turn.model_responded',
@@ -371,7 +385,8 @@ export class TurnEngine {
               idempotent: tool?.idempotent ?? false,
               runId: lease.runId,
               arguments: c.arguments,
-              ...(tool ? { effect: tool.effect } : {}),
+              ...(c.argumentsError !== undefined ? { argumentsError: c.argumentsError } : {}),
+              ...(tool && c.argumentsError === undefined ? { effect: tool.effect } : {}),
             },
           },
         ],
@@ -424,14 +439,15 @@ export class TurnEngine {
       const names = tools.names().filter((n) => !allowed || allowed.includes(n));
       return fail(ErrorCode.ToolFailed, `no tool named ${call.name} in this turn; tools: ${names.join(', ')}`);
     }
-    const parsed = tool.input.safeParse(call.arguments);
-    if (!parsed.success) {
-      const issue = parsed.error.issues[0];
+    if (call.argumentsError !== null) {
+      // The model wrote bad JSON: answer with the parse error (the model corrects itself), never run the tool.
       return fail(
         ErrorCode.ToolFailed,
-        `invalid ${call.name} arguments at ${issue?.path.join('.') || '(root)'}: ${issue?.message}`,
+        `invalid ${call.name} arguments: ${call.argumentsError}; call ${call.name} again with a JSON object`,
       );
     }
+    const parsed = tool.input.safeParse(call.arguments);
+    if (!parsed.success) return fail(ErrorCode.ToolFailed, invalidArguments(call.name, tool, parsed.error.issues));
     const effect: EffectClass = tool.effectOf?.(parsed.data) ?? tool.effect;
     const session = await sessions.get(turn.sessionId!);
     const decision = planModeDecision(session.mode, call.name, effect);
@@ -605,25 +621,42 @@ export class TurnEngine {
     });
   }
 
+  /**
+   * What the model is sent. All system content — the core's instructions, system messages of the history
+   * (fork context, slot context kept in history) and this turn's system context — is merged, in that order,
+   * into one leading system message: servers with strict chat templates refuse a system message anywhere
+   * but first. The rest keeps its order: history, this turn's user context, the input, the model rounds.
+   */
   private async transcript(turn: TurnRecord): Promise<ChatMessage[]> {
+    const system: string[] = [];
     const messages: ChatMessage[] = [];
-    if (this.options.instructions) messages.push({ role: 'system', content: this.options.instructions });
+    if (this.options.instructions) system.push(this.options.instructions);
     let input: string | undefined;
     for (const entry of await this.options.sessions.history(turn.sessionId!, { forModel: true })) {
       if (entry.turnId === turn.streamId) {
         if (entry.messageId === turn.inputMessageId) input = entry.text;
         continue; // this turn's own messages: its context and input come next, in order
       }
-      if (entry.role === 'user' || entry.role === 'system') messages.push({ role: entry.role, content: entry.text });
+      if (entry.role === 'system') system.push(entry.text);
+      else if (entry.role === 'user') messages.push({ role: 'user', content: entry.text });
       else if (entry.role === 'assistant') messages.push({ role: 'assistant', content: entry.text });
     }
-    for (const c of turn.context) messages.push({ role: c.role, content: c.text });
+    for (const c of turn.context) {
+      if (c.role === 'system') system.push(c.text);
+      else messages.push({ role: c.role, content: c.text });
+    }
     if (input !== undefined) messages.push({ role: 'user', content: input });
+    if (system.length > 0) messages.unshift({ role: 'system', content: system.join('\n\n') });
     for (const step of turn.steps) {
       messages.push({
         role: 'assistant',
         content: step.content,
-        toolCalls: step.calls.map((c) => ({ id: c.callId, name: c.name, arguments: c.arguments })),
+        toolCalls: step.calls.map((c) => ({
+          id: c.callId,
+          name: c.name,
+          arguments: c.arguments,
+          ...(c.argumentsError !== null ? { argumentsError: c.argumentsError } : {}),
+        })),
       });
       for (const call of step.calls) {
         messages.push({ role: 'tool', toolCallId: call.callId, name: call.name, content: toolResultText(call) });

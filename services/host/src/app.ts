@@ -185,6 +185,7 @@ export class DemiurgeApp {
         stepBudget: core.limits.stepBudget,
         taskKinds: workerTaskKinds,
         delegationLimits: { maxDepth: core.limits.maxDelegationDepth },
+        coreId: core.id,
         knownSlots: {
           input: [...core.pipelines.input.serial, ...core.pipelines.input.parallel],
           output: [...core.pipelines.output.serial, ...core.pipelines.output.parallel],

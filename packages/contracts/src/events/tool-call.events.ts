@@ -23,8 +23,10 @@ export const ToolCallRequested = defineEvent({
     tool: z.string().min(1),
     idempotent: z.boolean(),
     runId: z.string().min(1).optional(),
-    /** The arguments the model gave (as parsed JSON). */
+    /** The arguments the model gave (as parsed JSON; the raw text when `argumentsError` is set). */
     arguments: z.json().optional(),
+    /** The model's arguments were not valid JSON: the parse error. The call fails with it, never runs. */
+    argumentsError: z.string().min(1).optional(),
     /** The tool's declared effect class for these arguments (`read`, `write.file`, `shell`, ...). */
     effect: z.string().min(1).optional(),
   }),
