@@ -9,7 +9,12 @@ import type { HomePaths } from '../home.js';
 import type { CommandIo } from '../io.js';
 import { verifyCommand } from './verify.js';
 
-type Step = { content?: string; tool_calls?: { name: string; arguments: Record<string, unknown> }[] };
+type Step = {
+  /** A step of another conversation: the one whose first user message contains this (a child's goal). */
+  match?: string;
+  content?: string;
+  tool_calls?: { name: string; arguments: Record<string, unknown> }[];
+};
 
 interface Chapter {
   readonly title: string;
@@ -88,6 +93,16 @@ export async function demoScenario(paths: HomePaths, options: { json: boolean },
         ],
       },
       { content: 'A child agent and a build are running.' },
+      // The child agent's own conversation (its session starts with its goal).
+      {
+        match: 'List three risks of the Lisbon plan.',
+        content: 'Reading the plan first.',
+        tool_calls: [{ name: 'read_file', arguments: { path: 'notes/plan.md' } }],
+      },
+      {
+        match: 'List three risks of the Lisbon plan.',
+        content: 'Risks: Alfama is steep on foot; Belem queues are long; trams are crowded.',
+      },
     ]);
     try {
       const s = await app.submit({ text: 'Check the plan for risks and run the build.', newSession: true });
