@@ -110,6 +110,7 @@ export {
   ToolCallDenied,
   ToolCallFailed,
   ToolCallId,
+  ToolCallProcessStarted,
   ToolCallRequested,
   ToolCallResolution,
   ToolCallResolved,

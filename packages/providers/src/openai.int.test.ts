@@ -202,8 +202,14 @@ describe('createOpenAIProvider: broken streams', () => {
     );
     const completion = await collectCompletion(provider().complete({ messages: hello, tools: [] }));
     expect(completion.toolCalls).toHaveLength(2);
-    expect(completion.toolCalls[0]).toMatchObject({ id: 'call_x', name: 'write_file', arguments: '{"path": "a.txt", ' });
-    expect(completion.toolCalls[0]!.argumentsError).toMatch(/^the arguments are not valid JSON: .+ in "\{"path": "a.txt","$/);
+    expect(completion.toolCalls[0]).toMatchObject({
+      id: 'call_x',
+      name: 'write_file',
+      arguments: '{"path": "a.txt", ',
+    });
+    expect(completion.toolCalls[0]!.argumentsError).toMatch(
+      /^the arguments are not valid JSON: .+ in "\{"path": "a.txt","$/,
+    );
     expect(completion.toolCalls[1]).toEqual({ id: 'call_y', name: 'read_file', arguments: { path: 'b.txt' } });
   });
 

@@ -19,11 +19,11 @@ import {
 import { RunsCollections, type RunView, runsProjector } from '@demiurge/projector-runs';
 import { type ChatMessage, collectCompletion, type ModelProvider } from '@demiurge/providers';
 import type { RunLease, RunRuntime, SessionRuntime, TurnAdmission } from '@demiurge/sessions';
+import type { z } from 'zod';
 import type { ApprovalRuntime } from './approvals.js';
 import { planModeDecision } from './policy.js';
 import type { ToolRegistry } from './registry.js';
 import type { EffectClass, ToolDefinition } from './tool.js';
-import type { z } from 'zod';
 import { loadTurn, type ToolCallRecord, type TurnRecord, type TurnSelection, toolResultText } from './turn-state.js';
 
 /**
@@ -477,8 +477,10 @@ export class TurnEngine {
       also,
       'tool_started',
     );
-    const started = await loadTurn(this.options.store, turn.streamId);
-    const record = started.steps.find((s) => s.stepId === stepId)!.calls.find((c) => c.streamId === call.streamId)!;
+    const current = async () =>
+      (await loadTurn(this.options.store, turn.streamId)).steps
+        .find((s) => s.stepId === stepId)!
+        .calls.find((c) => c.streamId === call.streamId)!;
     let events: NewEvent<ToolCallEventType>[];
     try {
       const result = await tool.run(parsed.data, {
@@ -488,6 +490,26 @@ export class TurnEngine {
         turnId: turn.streamId,
         runId: lease.runId,
         toolCallId: call.streamId,
+        // A spawned process group is recorded before its command runs: the next host start finds an orphan.
+        onProcessStarted: async (p) => {
+          const data = {
+            toolCallId: call.streamId,
+            spawnId: p.spawnId,
+            host: this.options.runs.owner,
+            pid: p.pid,
+            pgid: p.pgid,
+            platform: p.platform,
+            ...(p.startMarker ? { startMarker: p.startMarker } : {}),
+          };
+          await this.toolEvents(
+            lease,
+            await current(),
+            [{ type: 'tool_call.process_started', data }],
+            [],
+            undefined,
+            true,
+          );
+        },
       });
       events = [{ type: 'tool_call.succeeded', data: { toolCallId: call.streamId, output: result.output } }];
     } catch (err) {
@@ -512,7 +534,7 @@ export class TurnEngine {
           ];
     }
     // The outcome is recorded even when the run is cancelling: settling in-flight calls is the cancel contract.
-    await this.toolEvents(lease, record, events, [], 'tool_result', true);
+    await this.toolEvents(lease, await current(), events, [], 'tool_result', true);
   }
 
   /** Requests an approval and waits for the answer; the approval id when granted, undefined when denied. */

@@ -79,10 +79,7 @@ export async function loadTurn(store: EventStore, turnId: string): Promise<TurnR
   return { ...loaded, sessionId, runId, inputMessageId, context, selection, steps };
 }
 
-async function loadToolCall(
-  store: EventStore,
-  call: ModelCall,
-): Promise<ToolCallRecord> {
+async function loadToolCall(store: EventStore, call: ModelCall): Promise<ToolCallRecord> {
   const loaded = await loadAggregate(store, toolCallLifecycle, call.toolCallId);
   let idempotent: boolean | null = null;
   let output: string | null = null;

@@ -111,12 +111,7 @@ describe('TurnEngine against strict third-party OpenAI-compatible servers', () =
     const body = server.requests[1]!.body as { messages: { role: string; content: string }[] };
     expect(body.messages.map((m) => m.role)).toEqual(['system', 'user', 'assistant', 'user', 'user']);
     expect(body.messages[0]!.content).toBe('You are terse.\n\nforked parent context\n\ncontext for two');
-    expect(body.messages.slice(1).map((m) => m.content)).toEqual([
-      'one',
-      '[server] one',
-      'note for two',
-      'two',
-    ]);
+    expect(body.messages.slice(1).map((m) => m.content)).toEqual(['one', '[server] one', 'note for two', 'two']);
     expect(await h.verify()).toEqual([]);
   });
 });

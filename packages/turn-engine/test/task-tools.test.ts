@@ -132,8 +132,7 @@ describe('task_status view and delegate_task strictness (issue 13)', () => {
     const model = await call('task_status', { task_id });
     const operator = await call('task_status', { task_id, view: 'operator' });
     expect(operator).toMatchObject(model);
-    for (const key of ['task_id', 'kind', 'title', 'status', 'log_tail'])
-      expect(Object.keys(operator)).toContain(key);
+    for (const key of ['task_id', 'kind', 'title', 'status', 'log_tail']) expect(Object.keys(operator)).toContain(key);
     expect(operator).toMatchObject({
       session_id: expect.stringMatching(/^ses_/),
       notify_policy: 'return_to_parent',

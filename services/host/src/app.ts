@@ -22,6 +22,7 @@ import { filter, Subject } from 'rxjs';
 import { createAgentSpawnHandler } from './agent-spawn.js';
 import { type ConfigOverrides, type HostConfig, loadConfig } from './config.js';
 import { hostIdentity, isHostAlive } from './host-identity.js';
+import { stopOrphanedToolProcesses } from './orphan-processes.js';
 import { hostProjectors } from './projectors.js';
 import { createSlotHooks } from './slot-hooks.js';
 
@@ -380,6 +381,7 @@ export class DemiurgeApp {
   private async recover(resumeRuns: boolean): Promise<void> {
     await this.runtime.work.recover(this.clock.now());
     await this.delivery.recover();
+    await this.stopOrphans();
     await this.worker.recover();
     if (!resumeRuns) return;
     const now = new Date(this.clock.now()).toISOString();
@@ -391,6 +393,16 @@ export class DemiurgeApp {
         process.stderr.write(`demiurge: recovering run ${run.runId}: ${err.message}\n`);
       });
       this.track(resumed);
+    }
+  }
+
+  /** Stops foreground tool processes (`shell`) a killed host left running: verified by start marker first. */
+  private async stopOrphans(): Promise<void> {
+    const stopped = await stopOrphanedToolProcesses(this.store, { isHostAlive, graceMs: this.config.tasks.grace_ms });
+    for (const o of stopped) {
+      process.stderr.write(
+        `demiurge: stopped process group ${o.pid} of tool call ${o.toolCallId}, left running by host ${o.host} (${o.finalSignal})\n`,
+      );
     }
   }
 

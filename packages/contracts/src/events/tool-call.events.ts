@@ -46,6 +46,25 @@ export const ToolCallStarted = defineEvent({
   data: z.object({ toolCallId: ToolCallId }),
 });
 
+export const ToolCallProcessStarted = defineEvent({
+  type: 'tool_call.process_started',
+  schemaVersion: 1,
+  description:
+    "A foreground tool call's OS process group (a `shell` call) was spawned, held before its command runs: " +
+    'host, spawn id, pid, process group and start marker, committed before the command may run, so the next ' +
+    'host start can stop an orphan a killed host left behind (the marker is re-checked before any signal).',
+  data: z.object({
+    toolCallId: ToolCallId,
+    spawnId: z.string().min(1),
+    host: z.string().min(1),
+    pid: z.number().int().positive(),
+    pgid: z.number().int().positive(),
+    platform: z.string().min(1),
+    /** e.g. `linux:<boot id>:<start time in clock ticks>`; absent where the platform offers none. */
+    startMarker: z.string().min(1).optional(),
+  }),
+});
+
 export const ToolCallSucceeded = defineEvent({
   type: 'tool_call.succeeded',
   schemaVersion: 1,
@@ -90,6 +109,7 @@ export const toolCallEvents = [
   ToolCallRequested,
   ToolCallDenied,
   ToolCallStarted,
+  ToolCallProcessStarted,
   ToolCallSucceeded,
   ToolCallFailed,
   ToolCallCancelled,

@@ -30,6 +30,7 @@ export const toolCallMachine = setup({
     started: {
       description: 'Dispatched; the effect may be under way.',
       on: {
+        'tool_call.process_started': { target: 'started', description: 'its process group was spawned' },
         'tool_call.succeeded': 'succeeded',
         'tool_call.failed': 'failed',
         'tool_call.cancelled': 'cancelled',

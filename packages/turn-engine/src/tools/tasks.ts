@@ -200,7 +200,9 @@ export function createTaskTools(options: TaskToolsOptions): ToolDefinition[] {
   const taskList = defineTool({
     name: 'task_list',
     description: "Lists this session's detached tasks (delegations, background commands), optionally of one kind.",
-    input: z.strictObject({ kind: z.enum(['agent.spawn', 'terminal.exec', 'evolver.run', 'schedule.fire']).optional() }),
+    input: z.strictObject({
+      kind: z.enum(['agent.spawn', 'terminal.exec', 'evolver.run', 'schedule.fire']).optional(),
+    }),
     effect: 'read',
     idempotent: true,
     async run(input, ctx) {
