@@ -1,4 +1,5 @@
 import {
+  type Actor,
   type Clock,
   DemiurgeError,
   ErrorCode,
@@ -80,6 +81,11 @@ export interface TurnInput {
   readonly text: string;
   /** A delegated turn's selections, recorded on turn.started (tools are filtered in the list and at dispatch). */
   readonly selection?: TurnSelection;
+  /**
+   * Who submits the input: recorded as the actor of the admission commit and as the run's principal (who owns
+   * it, see `mayCancelRun` in @demiurge/sessions). Absent: the session's user, and no principal is recorded.
+   */
+  readonly actor?: Actor;
   /** Called once the input, run and turn are committed (admission), before the first model round. */
   readonly onAdmitted?: (ids: { readonly runId: string; readonly turnId: string }) => void;
 }
@@ -203,9 +209,12 @@ export class TurnEngine {
     await Promise.allSettled([...this.drives]);
   }
 
-  /** Requests cancellation; the owner (this process or another) settles and ends the run. */
-  async cancel(runId: string, reason: string): Promise<void> {
-    await this.options.runs.requestCancel(runId, reason);
+  /**
+   * Requests cancellation; the owner (this process or another) settles and ends the run. `by`, the principal
+   * asking, is checked against the run's owner (`RunNotOwnedError`) and recorded as the actor.
+   */
+  async cancel(runId: string, reason: string, by?: Actor): Promise<void> {
+    await this.options.runs.requestCancel(runId, reason, by);
     this.live.get(runId)?.abort();
   }
 
@@ -225,7 +234,7 @@ export class TurnEngine {
         text: input.text,
         selection: input.selection ?? null,
       })) ?? [];
-    const { runId, lease, stream: runStream } = runs.startStream(input.sessionId);
+    const { runId, lease, stream: runStream } = runs.startStream(input.sessionId, input.actor);
     const sessionStream = await sessions.sessionStream(input.sessionId, [
       ...context
         .filter((c) => c.writeHistory)
@@ -263,7 +272,14 @@ export class TurnEngine {
           ],
         },
       ],
-      { meta: { actor: { kind: 'user', id: input.sessionId }, sessionId: input.sessionId, runId, turnId } },
+      {
+        meta: {
+          actor: input.actor ?? { kind: 'user', id: input.sessionId },
+          sessionId: input.sessionId,
+          runId,
+          turnId,
+        },
+      },
     );
     const driving = this.drive(lease, turnId);
     input.onAdmitted?.({ runId, turnId });

@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import { userInfo } from 'node:os';
 import { type ConfigOverrides, DemiurgeApp } from '@demiurge/host';
 import { connectOperator, type OperatorClient, type OperatorEvent, operatorSocketPath } from '@demiurge/operator';
 import { filter, firstValueFrom } from 'rxjs';
@@ -84,11 +85,23 @@ function gatewayClient(client: OperatorClient): TurnClient {
   };
 }
 
+/** The person at this CLI: the principal of the runs `run` and `chat` start in this process. */
+export function cliUser(): { kind: 'user'; id: string } {
+  let login: string;
+  try {
+    login = userInfo().username;
+  } catch {
+    login = process.env.USER ?? String(process.getuid?.() ?? 'unknown');
+  }
+  return { kind: 'user', id: `cli:${login}` };
+}
+
 function inProcessClient(app: DemiurgeApp): TurnClient {
   return {
     via: 'in-process',
     async send(text, options) {
       const submitted = await app.submit({
+        actor: cliUser(),
         text,
         ...(options.sessionId ? { sessionId: options.sessionId } : { channel: 'operator', conversationKey: 'cli' }),
         ...(options.plan !== undefined ? { plan: options.plan } : {}),
