@@ -111,6 +111,7 @@ export {
   ToolCallFailed,
   ToolCallId,
   ToolCallProcessStarted,
+  ToolCallProcessStopped,
   ToolCallRequested,
   ToolCallResolution,
   ToolCallResolved,

@@ -418,14 +418,16 @@ export class DemiurgeApp {
     }
   }
 
-  /** Stops foreground tool processes (`shell`) a killed host left running: verified by start marker first. */
+  /**
+   * Stops foreground tool processes (`shell`) a killed host left running: verified by start marker first,
+   * each stop recorded as `tool_call.process_stopped`.
+   */
   private async stopOrphans(): Promise<void> {
-    const stopped = await stopOrphanedToolProcesses(this.store, { isHostAlive, graceMs: this.config.tasks.grace_ms });
-    for (const o of stopped) {
-      process.stderr.write(
-        `demiurge: stopped process group ${o.pid} of tool call ${o.toolCallId}, left running by host ${o.host} (${o.finalSignal})\n`,
-      );
-    }
+    await stopOrphanedToolProcesses(this.store, {
+      isHostAlive,
+      graceMs: this.config.tasks.grace_ms,
+      owner: this.owner,
+    });
   }
 
   private startLoops(): void {

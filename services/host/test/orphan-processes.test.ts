@@ -76,7 +76,7 @@ describe.runIf(process.platform === 'linux')('stopOrphanedToolProcesses', () => 
       const [, boot, starttime] = marker.split(':');
       // The same pid, another start time: what a reused pid looks like.
       await recordCall(app, 1, pid, `linux:${boot}:${Number(starttime) - 1}`);
-      const options = { isHostAlive: () => false, graceMs: 200 };
+      const options = { isHostAlive: () => false, graceMs: 200, owner: 'host:test' };
       expect(await stopOrphanedToolProcesses(app.store, options)).toEqual([]);
       expect(alive(pid)).toBe(true);
       // A live host's group is its own business.
@@ -89,6 +89,10 @@ describe.runIf(process.platform === 'linux')('stopOrphanedToolProcesses', () => 
         { toolCallId: mine, host: 'host:gone', pid, finalSignal: 'SIGTERM' },
       ]);
       await exited;
+      const stoppedEvent = (await app.store.readStream(mine)).at(-1)!;
+      expect(stoppedEvent).toMatchObject({ type: 'tool_call.process_stopped', data: { pid, signal: 'SIGTERM' } });
+      // Recorded: the next start does not look at it again.
+      expect(await stopOrphanedToolProcesses(app.store, options)).toEqual([]);
     } finally {
       await app.close();
     }

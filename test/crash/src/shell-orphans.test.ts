@@ -77,15 +77,21 @@ describe('a foreground shell call in its own process group, recorded before it r
     await sleep(300);
     expect(alive(pid)).toBe(true); // the killed host left it running: an orphan
 
-    const host = await served!.restart();
+    await served!.restart();
     await until('the orphan to be stopped', () => !alive(pid));
-    expect(host.stderr()).toContain(`stopped process group ${pid} of tool call ${toolCallId}`);
+    await served!.reader.waitFor(
+      'the call to settle',
+      (e) => e.streamId === toolCallId && e.type === 'tool_call.unknown',
+    );
     expect(served!.types(toolCallId)).toEqual([
       'tool_call.requested',
       'tool_call.started',
       'tool_call.process_started',
+      'tool_call.process_stopped',
       'tool_call.unknown',
     ]);
+    const stopped = served!.reader.stream(toolCallId).find((e) => e.type === 'tool_call.process_stopped');
+    expect(stopped?.data).toMatchObject({ pid, signal: 'SIGTERM', reason: expect.stringContaining('died') });
     await served!.stop('SIGTERM');
     expect(await verifyHome(served!.home.dir)).toMatchObject({ ok: true, problems: [] });
   }, 60_000);

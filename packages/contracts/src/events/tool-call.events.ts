@@ -65,6 +65,21 @@ export const ToolCallProcessStarted = defineEvent({
   }),
 });
 
+export const ToolCallProcessStopped = defineEvent({
+  type: 'tool_call.process_stopped',
+  schemaVersion: 1,
+  description:
+    "A host start stopped a foreground tool call's process group that a killed host left running (its start " +
+    'marker re-checked first): the signal that ended it and why.',
+  data: z.object({
+    toolCallId: ToolCallId,
+    pid: z.number().int().positive(),
+    /** The last signal sent: SIGTERM, or SIGKILL once the grace period ran out. */
+    signal: z.enum(['SIGTERM', 'SIGKILL']),
+    reason: z.string().min(1),
+  }),
+});
+
 export const ToolCallSucceeded = defineEvent({
   type: 'tool_call.succeeded',
   schemaVersion: 1,
@@ -110,6 +125,7 @@ export const toolCallEvents = [
   ToolCallDenied,
   ToolCallStarted,
   ToolCallProcessStarted,
+  ToolCallProcessStopped,
   ToolCallSucceeded,
   ToolCallFailed,
   ToolCallCancelled,
