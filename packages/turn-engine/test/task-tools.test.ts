@@ -36,6 +36,9 @@ describe('model-facing task tools', () => {
     const task = await h.controlPlane.getTask({ sessionId: session.sessionId, taskId: result.task_id });
     expect(task).toMatchObject({ kind: 'terminal.exec', status: 'created' });
     expect(task.input).toMatchObject({ command: '/bin/sh', args: ['-c', 'sleep 30'] });
+    // Submitted by the model acting in the session: that is the recorded actor.
+    const submitted = (await h.store.readStream(result.task_id))[0]!;
+    expect(submitted.meta.actor).toEqual({ kind: 'agent', id: session.sessionId });
     await expect(call('shell', { command: 'ls', background: true, cwd: '../..' })).rejects.toThrow(/outside|escape/i);
   });
 

@@ -93,6 +93,9 @@ export function operatorView(task: TaskView): Record<string, unknown> {
   };
 }
 
+/** The principal of what a tool does: the model acting in the calling session. */
+const modelIn = (ctx: ToolContext) => ({ kind: 'agent' as const, id: ctx.sessionId });
+
 const json = (value: unknown) => ({ output: JSON.stringify(value), data: value });
 
 export const DelegateTaskInput = z.strictObject({
@@ -176,23 +179,26 @@ export function createTaskTools(options: TaskToolsOptions): ToolDefinition[] {
           `${running} children are still running in this session (limit ${limits.runningChildrenPerSession}); wait for one with yield_until`,
         );
       }
-      const task = await controlPlane.submitTask({
-        sessionId: ctx.sessionId,
-        runId: ctx.runId,
-        kind: 'agent.spawn',
-        title: input.goal.length > 80 ? `${input.goal.slice(0, 79)}…` : input.goal,
-        notifyPolicy: input.notify_policy,
-        input: {
-          goal: input.goal,
-          ...(input.core_id ? { coreId: input.core_id } : {}),
-          contextMode: input.context_mode,
-          tools: input.tools,
-          inputSlots: input.input_slots,
-          outputSlots: input.output_slots,
-          useBootstrap: input.use_bootstrap,
-          maxDepth,
+      const task = await controlPlane.submitTask(
+        {
+          sessionId: ctx.sessionId,
+          runId: ctx.runId,
+          kind: 'agent.spawn',
+          title: input.goal.length > 80 ? `${input.goal.slice(0, 79)}…` : input.goal,
+          notifyPolicy: input.notify_policy,
+          input: {
+            goal: input.goal,
+            ...(input.core_id ? { coreId: input.core_id } : {}),
+            contextMode: input.context_mode,
+            tools: input.tools,
+            inputSlots: input.input_slots,
+            outputSlots: input.output_slots,
+            useBootstrap: input.use_bootstrap,
+            maxDepth,
+          },
         },
-      });
+        modelIn(ctx),
+      );
       return json({ task_id: task.taskId });
     },
   });
@@ -316,18 +322,21 @@ export function withBackgroundShell(
     ...shell,
     async run(input, ctx) {
       if (!input.background) return shell.run(input, ctx);
-      const task = await controlPlane.submitTask({
-        sessionId: ctx.sessionId,
-        runId: ctx.runId,
-        kind: 'terminal.exec',
-        title: input.command.length > 80 ? `${input.command.slice(0, 79)}…` : input.command,
-        input: {
-          command: '/bin/sh',
-          args: ['-c', input.command],
-          cwd: await resolveInWorkspace(ctx.workspaceRoot, input.cwd ?? '.', { mustExist: true }),
-          ...(input.timeout_seconds ? { timeoutSeconds: input.timeout_seconds } : {}),
+      const task = await controlPlane.submitTask(
+        {
+          sessionId: ctx.sessionId,
+          runId: ctx.runId,
+          kind: 'terminal.exec',
+          title: input.command.length > 80 ? `${input.command.slice(0, 79)}…` : input.command,
+          input: {
+            command: '/bin/sh',
+            args: ['-c', input.command],
+            cwd: await resolveInWorkspace(ctx.workspaceRoot, input.cwd ?? '.', { mustExist: true }),
+            ...(input.timeout_seconds ? { timeoutSeconds: input.timeout_seconds } : {}),
+          },
         },
-      });
+        modelIn(ctx),
+      );
       return json({ task_id: task.taskId });
     },
   };
