@@ -139,6 +139,8 @@ describe('demiurge demo (the scripted scenario)', () => {
       expect(text).toMatch(/cancelled \(the user pressed stop; resumable: false\)/);
       expect(text).toContain('shell -> unknown');
       expect(text).toMatch(/effects\.log has [01] line\(s\): the call was never run twice/);
+      // The killed host's `sleep 30` was left running: the new host's start stopped it (start marker checked).
+      expect(text).toMatch(/its shell process group \(pid \d+\), left running by the killed host, was stopped/);
       expect(report.verify.ok).toBe(true);
     } finally {
       home.remove();

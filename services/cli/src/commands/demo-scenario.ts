@@ -267,6 +267,7 @@ export async function demoScenario(paths: HomePaths, options: { json: boolean },
         `the child host (pid ${child.pid}) was SIGKILLed while run ${runId} ran its shell call`,
         `a new host resumed it: run ${run.state}; ${calls.map((c) => `${c.tool} -> ${c.status}`).join(', ')}`,
         `effects.log has ${effects} line(s): the call was never run twice`,
+        ...(await orphansStopped(app, calls)),
       );
     } finally {
       await app.close();
@@ -309,4 +310,19 @@ export async function demoScenario(paths: HomePaths, options: { json: boolean },
     for (const line of next) io.out(`   ${line}`);
   }
   return code;
+}
+
+/** What the new host's start did with the killed host's still-running shell processes (tool_call.process_stopped). */
+async function orphansStopped(app: DemiurgeApp, calls: readonly ToolCallView[]): Promise<string[]> {
+  const lines: string[] = [];
+  for (const call of calls) {
+    for (const e of await app.store.readStream(call.toolCallId)) {
+      if (e.type !== 'tool_call.process_stopped') continue;
+      const d = e.data as { pid: number; signal: string };
+      lines.push(
+        `its ${call.tool} process group (pid ${d.pid}), left running by the killed host, was stopped (${d.signal})`,
+      );
+    }
+  }
+  return lines;
 }
