@@ -1,4 +1,5 @@
 import { writeFileSync } from 'node:fs';
+import { userInfo } from 'node:os';
 import { join } from 'node:path';
 import { type OpenAITestServer, type RecordedRequest, reply, startOpenAITestServer } from '@demiurge/providers/testing';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -102,6 +103,10 @@ describe('tools against a third-party OpenAI-compatible server, through the real
       .flatMap((m) => m.tool_calls ?? [])
       .find((c) => c.id === 'call_json');
     expect(echoed?.function.arguments).toBe('{}');
+
+    // `demiurge run` hosting in-process: the person at the CLI started (and owns) the run.
+    const started = (await events(home.path, 'run.started'))[0]!;
+    expect(started.data.principal).toEqual({ kind: 'user', id: `cli:${userInfo().username}` });
 
     // A second turn of the same session: the system content comes first, once.
     const again = await demiurge(['run', 'and again', '--session', answer.sessionId, '--home', home.path]);
