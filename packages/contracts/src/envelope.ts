@@ -1,8 +1,12 @@
 import { z } from 'zod';
 
-/** Who caused an event. */
+/**
+ * Who caused an event (a principal): `operator` an operator client (id: its `initialize` client name) or the
+ * admin CLI (id `cli`); `user` a person at the CLI (`run`, `chat`; id `cli:<login>`); `agent` a model acting
+ * in a session (id: that session); `schedule` a scheduled fire (id: the schedule); `system` the host itself.
+ */
 export const Actor = z.object({
-  kind: z.enum(['user', 'agent', 'system', 'operator']),
+  kind: z.enum(['user', 'agent', 'system', 'operator', 'schedule']),
   id: z.string().min(1),
 });
 export type Actor = z.infer<typeof Actor>;

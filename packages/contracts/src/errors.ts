@@ -43,6 +43,8 @@ export const ErrorCode = {
   SessionBusy: 'session_busy',
   /** The host (or one of its runtimes) is closing and admits nothing new. */
   Closing: 'closing',
+  /** The principal does not own the run (or task) it tried to control, and has no right over it. */
+  NotOwner: 'not_owner',
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 

@@ -110,6 +110,8 @@ export {
   ToolCallDenied,
   ToolCallFailed,
   ToolCallId,
+  ToolCallProcessStarted,
+  ToolCallProcessStopped,
   ToolCallRequested,
   ToolCallResolution,
   ToolCallResolved,

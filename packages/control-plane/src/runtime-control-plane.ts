@@ -1,4 +1,5 @@
 import {
+  type Actor,
   type Clock,
   type EventMeta,
   type IdGenerator,
@@ -86,7 +87,8 @@ export class RuntimeControlPlane {
     this.kinds = options.kinds ?? defaultTaskKinds;
   }
 
-  async submitTask(spec: TaskSpec): Promise<TaskView> {
+  /** `by`: who submits (e.g. a model acting in the session), recorded as the actor; default the control plane. */
+  async submitTask(spec: TaskSpec, by?: Actor): Promise<TaskView> {
     const parsed = parseSpec('task spec', TaskSpec, spec);
     const input = parseSpec(`${parsed.kind} input`, this.kinds.schema(parsed.kind), parsed.input, ['input']);
     const taskId = parsed.taskId ?? this.options.ids.next(IdPrefix.task);
@@ -99,7 +101,14 @@ export class RuntimeControlPlane {
           expectedVersion: 'no_stream',
           events: [{ type: 'task.submitted', data }],
         },
-        { meta: { actor: { kind: 'system', id: 'control-plane' }, sessionId: parsed.sessionId, ...this.options.meta } },
+        {
+          meta: {
+            actor: { kind: 'system', id: 'control-plane' },
+            sessionId: parsed.sessionId,
+            ...this.options.meta,
+            ...(by ? { actor: by } : {}),
+          },
+        },
       );
     } catch (err) {
       // Submitting a task id that exists is a no-op for its own session (and "no such task" for another).

@@ -75,6 +75,8 @@ const EXTRA: Readonly<Record<string, object>> = {
   'tool_call.failed': { error },
   'tool_call.cancelled': { reason: 'turn cancelled' },
   'tool_call.unknown': { reason: 'crash' },
+  'tool_call.process_started': { spawnId: 'spn-1', host: 'h1', pid: 42, pgid: 42, platform: 'linux' },
+  'tool_call.process_stopped': { pid: 42, signal: 'SIGTERM', reason: 'its host died' },
   'task.submitted': { sessionId: SES, kind: 'terminal.exec', title: 'ls' },
   'task.started': { worker: 'w1' },
   'task.waiting': { reason: 'child task' },

@@ -5,7 +5,7 @@ export {
   type ParamsArg,
   type ResultOf,
 } from './connect-operator.js';
-export type { Ack, OperatorBackend, SubmitResult } from './operator-backend.js';
+export type { Ack, OperatorBackend, OperatorCaller, SubmitResult } from './operator-backend.js';
 export {
   GatewayAlreadyRunningError,
   OperatorConnectionClosedError,

@@ -19,6 +19,14 @@ export interface SubmitResult {
   readonly turn_id: string;
 }
 
+/**
+ * Who sent a request: the client as its `operator.initialize` named itself. The host records it as the
+ * actor of what the request changes (`{ kind: 'operator', id: client.name }`) and checks ownership with it.
+ */
+export interface OperatorCaller {
+  readonly client: { readonly name: string; readonly version: string };
+}
+
 /** The answer of a command that only acknowledges. */
 export interface Ack {
   readonly ok: true;
@@ -37,14 +45,14 @@ export interface Ack {
  * };
  */
 export interface OperatorBackend {
-  submit(p: SubmitParams): Promise<SubmitResult>;
-  replyPrompt(p: ReplyPromptParams): Promise<Ack>;
-  replyApproval(p: ReplyApprovalParams): Promise<Ack>;
-  interrupt(p: InterruptParams): Promise<Ack>;
-  cancel(p: CancelParams): Promise<Ack>;
-  status(p: StatusParams): Promise<unknown>;
-  history(p: HistoryParams): Promise<unknown>;
-  shutdown(p: ShutdownParams): Promise<Ack>;
+  submit(p: SubmitParams, caller?: OperatorCaller): Promise<SubmitResult>;
+  replyPrompt(p: ReplyPromptParams, caller?: OperatorCaller): Promise<Ack>;
+  replyApproval(p: ReplyApprovalParams, caller?: OperatorCaller): Promise<Ack>;
+  interrupt(p: InterruptParams, caller?: OperatorCaller): Promise<Ack>;
+  cancel(p: CancelParams, caller?: OperatorCaller): Promise<Ack>;
+  status(p: StatusParams, caller?: OperatorCaller): Promise<unknown>;
+  history(p: HistoryParams, caller?: OperatorCaller): Promise<unknown>;
+  shutdown(p: ShutdownParams, caller?: OperatorCaller): Promise<Ack>;
   /**
    * Binds a connection that initialized with the original handshake (no `client`) to one session: the
    * session-bound dialect (see `operator-session.ts`). Without it, such a handshake is refused as before.

@@ -1,6 +1,6 @@
 import type { EventHub } from './event-hub.js';
 import { LineSplitter } from './line-splitter.js';
-import type { OperatorBackend } from './operator-backend.js';
+import type { OperatorBackend, OperatorCaller } from './operator-backend.js';
 import { invalidParams, OperatorErrorCode, OperatorProtocolError, toWireError } from './operator-errors.js';
 import type { OperatorEventPayload } from './operator-events.js';
 import { backendRoute, type InitializeResult } from './operator-methods.js';
@@ -54,6 +54,8 @@ type Answer = { readonly result: unknown; readonly onAnswered?: () => void };
  */
 export class OperatorConnection {
   private state: State = 'new';
+  /** Who this client said it is (`operator.initialize`): passed with every backend call. */
+  private caller: OperatorCaller | undefined;
   private readonly splitter: LineSplitter;
   private queue: string[] = [];
   private head = 0;
@@ -209,7 +211,7 @@ export class OperatorConnection {
     }
     const parsed = route.params.safeParse(params);
     if (!parsed.success) throw invalidParams(method, parsed.error);
-    return { result: await route.call(this.ctx.backend, parsed.data as never) };
+    return { result: await route.call(this.ctx.backend, parsed.data as never, this.caller) };
   }
 
   private async initialize(params: unknown): Promise<Answer> {
@@ -232,6 +234,7 @@ export class OperatorConnection {
     const parsed = InitializeParams.safeParse(params);
     if (!parsed.success) throw invalidParams('operator.initialize', parsed.error);
     const sessionId = parsed.data.session_id;
+    this.caller = { client: parsed.data.client };
     this.state = 'initializing';
     try {
       const session = sessionId === undefined ? undefined : await this.ctx.backend.status({ session_id: sessionId });

@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import type { Ack, OperatorBackend, SubmitResult } from './operator-backend.js';
+import type { Ack, OperatorBackend, OperatorCaller, SubmitResult } from './operator-backend.js';
 import {
   CancelParams,
   HistoryParams,
@@ -51,26 +51,26 @@ export const operatorMethodNames = [
 /** How one backend method is reached: its params schema and the call. */
 export interface Route {
   readonly params: z.ZodType;
-  readonly call: (backend: OperatorBackend, params: never) => Promise<unknown>;
+  readonly call: (backend: OperatorBackend, params: never, caller?: OperatorCaller) => Promise<unknown>;
 }
 
 function route<S extends z.ZodType>(
   params: S,
-  call: (backend: OperatorBackend, params: z.output<S>) => Promise<unknown>,
+  call: (backend: OperatorBackend, params: z.output<S>, caller?: OperatorCaller) => Promise<unknown>,
 ): Route {
   return { params, call: call as Route['call'] };
 }
 
 /** The methods after the handshake, each routed to exactly one backend call. */
 export const backendRoutes: Readonly<Record<Exclude<OperatorMethodName, 'operator.initialize'>, Route>> = {
-  'operator.submit': route(SubmitParams, (b, p) => b.submit(p)),
-  'operator.reply_prompt': route(ReplyPromptParams, (b, p) => b.replyPrompt(p)),
-  'operator.reply_approval': route(ReplyApprovalParams, (b, p) => b.replyApproval(p)),
-  'operator.interrupt': route(InterruptParams, (b, p) => b.interrupt(p)),
-  'operator.cancel': route(CancelParams, (b, p) => b.cancel(p)),
-  'operator.status': route(StatusParams, (b, p) => b.status(p)),
-  'operator.history': route(HistoryParams, (b, p) => b.history(p)),
-  'operator.shutdown': route(ShutdownParams, (b, p) => b.shutdown(p)),
+  'operator.submit': route(SubmitParams, (b, p, c) => b.submit(p, c)),
+  'operator.reply_prompt': route(ReplyPromptParams, (b, p, c) => b.replyPrompt(p, c)),
+  'operator.reply_approval': route(ReplyApprovalParams, (b, p, c) => b.replyApproval(p, c)),
+  'operator.interrupt': route(InterruptParams, (b, p, c) => b.interrupt(p, c)),
+  'operator.cancel': route(CancelParams, (b, p, c) => b.cancel(p, c)),
+  'operator.status': route(StatusParams, (b, p, c) => b.status(p, c)),
+  'operator.history': route(HistoryParams, (b, p, c) => b.history(p, c)),
+  'operator.shutdown': route(ShutdownParams, (b, p, c) => b.shutdown(p, c)),
 };
 
 /** The route of a method after the handshake, or undefined for an unknown method (or `operator.initialize`). */

@@ -113,3 +113,25 @@ describe('createFakeProvider', () => {
     );
   });
 });
+
+describe('createFakeProvider: conversations by match', () => {
+  it('plays the steps whose match the first user message contains, each conversation from its own start', async () => {
+    const provider = createFakeProvider({
+      script: [
+        { content: 'parent step 0', tool_calls: [{ name: 'delegate_task', arguments: { goal: 'List risks' } }] },
+        { match: 'List risks', content: 'child step 0' },
+        { content: 'parent step 1' },
+        { match: 'List risks', content: 'child step 1' },
+      ],
+    });
+    const answer = async (messages: ChatMessage[]) =>
+      (await collectCompletion(provider.complete({ messages, tools: [] }))).content;
+    expect(await answer([user('Plan the trip')])).toBe('parent step 0');
+    expect(await answer([{ role: 'system', content: 'sys' }, user('List risks of the plan')])).toBe('child step 0');
+    const parent: ChatMessage[] = [user('Plan the trip'), { role: 'assistant', content: 'parent step 0' }];
+    expect(await answer(parent)).toBe('parent step 1');
+    const child: ChatMessage[] = [user('List risks of the plan'), { role: 'assistant', content: 'x' }, user('more')];
+    expect(await answer(child)).toBe('child step 1');
+    expect(await answer([...child, { role: 'assistant', content: 'y' }, user('again')])).toBe('[fake] again');
+  });
+});

@@ -5,6 +5,11 @@ import type { ChatMessage, CompletionChunk, CompletionRequest, ModelProvider, To
 /** One scripted assistant answer: text, tool calls, or both (text streams first). */
 export const FakeStep = z
   .strictObject({
+    /**
+     * Which conversation the step belongs to: played only for a transcript whose first user message
+     * contains this text (e.g. a delegated child's goal). Steps without it form the main conversation.
+     */
+    match: z.string().min(1).optional(),
     content: z.string().optional(),
     tool_calls: z
       .array(
@@ -35,6 +40,10 @@ export interface FakeProviderOptions {
  * request alone: step `n` answers a transcript holding `n` assistant messages. So the same messages always
  * get the same answer, in a fresh process too (recovery continues where the conversation is).
  * Past the end of the script it answers `[fake] <last user message>`.
+ *
+ * A script can hold several conversations: steps with `match: <text>` are played, in their own order, only
+ * for a transcript whose first user message contains that text (a delegated child's session starts with its
+ * goal); the steps without `match` answer every other transcript. The first matching text wins.
  *
  * Tool call ids are `call_<step>_<i>`; usage counts one token per 4 characters, rounded up.
  *
@@ -67,7 +76,9 @@ async function* play(script: readonly Step[], request: CompletionRequest): Async
   };
   checkSignal();
   const stepIndex = request.messages.filter((m) => m.role === 'assistant').length;
-  const step: Step = script[stepIndex] ?? { content: `[fake] ${lastUserText(request.messages)}` };
+  const step: Step = conversationOf(script, request.messages)[stepIndex] ?? {
+    content: `[fake] ${lastUserText(request.messages)}`,
+  };
 
   const content = step.content ?? '';
   for (const piece of splitWords(content)) {
@@ -90,6 +101,13 @@ async function* play(script: readonly Step[], request: CompletionRequest): Async
     usage: { inputTokens: tokens(inputChars(request)), outputTokens: tokens(outputChars) },
     finishReason: calls.length > 0 ? 'tool_calls' : 'stop',
   };
+}
+
+/** The steps that answer this transcript: those whose `match` its first user message contains, else the unmatched. */
+function conversationOf(script: readonly Step[], messages: readonly ChatMessage[]): Step[] {
+  const first = messages.find((m) => m.role === 'user')?.content ?? '';
+  const match = script.find((s) => s.match !== undefined && first.includes(s.match))?.match;
+  return script.filter((s) => s.match === match);
 }
 
 function lastUserText(messages: readonly ChatMessage[]): string {

@@ -137,9 +137,13 @@ function toToolCall(index: number, call: PartialCall, protocol: (detail: string)
     try {
       args = JSON.parse(call.args);
     } catch (error) {
-      throw protocol(
-        `tool call "${call.name}" (${id}) has arguments that are not valid JSON: ${messageOf(error)} in "${excerpt(call.args)}"`,
-      );
+      // Not the stream's fault: the model wrote bad JSON. The call goes on with the error, to be answered.
+      return {
+        id,
+        name: call.name,
+        arguments: call.args,
+        argumentsError: `the arguments are not valid JSON: ${messageOf(error)} in "${excerpt(call.args)}"`,
+      };
     }
   }
   return { id, name: call.name, arguments: args };

@@ -56,7 +56,11 @@ function toOpenAIMessage(message: ChatMessage): OpenAIMessage {
         tool_calls: calls.map((call) => ({
           id: call.id,
           type: 'function',
-          function: { name: call.name, arguments: JSON.stringify(call.arguments ?? {}) },
+          // Bad JSON from the model is not sent back: servers parse these arguments (and would refuse the request).
+          function: {
+            name: call.name,
+            arguments: call.argumentsError !== undefined ? '{}' : JSON.stringify(call.arguments ?? {}),
+          },
         })),
       };
     }

@@ -193,11 +193,44 @@ describe('createOpenAIProvider: broken streams', () => {
     expect(error.message).toContain('malformed stream chunk: choices[0].delta.content:');
   });
 
-  it('tool arguments that are not JSON are provider_protocol naming the tool', async () => {
-    server.enqueue(reply.toolCalls([{ id: 'call_x', name: 'write_file', arguments: '{"path": "a.txt", ' }]));
-    const error = await failure(collectCompletion(provider().complete({ messages: hello, tools: [] })));
-    expect(error.code).toBe('provider_protocol');
-    expect(error.message).toContain('tool call "write_file" (call_x) has arguments that are not valid JSON');
+  it('tool arguments that are not JSON come back as a call with the parse error, not a failed stream', async () => {
+    server.enqueue(
+      reply.toolCalls([
+        { id: 'call_x', name: 'write_file', arguments: '{"path": "a.txt", ' },
+        { id: 'call_y', name: 'read_file', arguments: { path: 'b.txt' } },
+      ]),
+    );
+    const completion = await collectCompletion(provider().complete({ messages: hello, tools: [] }));
+    expect(completion.toolCalls).toHaveLength(2);
+    expect(completion.toolCalls[0]).toMatchObject({
+      id: 'call_x',
+      name: 'write_file',
+      arguments: '{"path": "a.txt", ',
+    });
+    expect(completion.toolCalls[0]!.argumentsError).toMatch(
+      /^the arguments are not valid JSON: .+ in "\{"path": "a.txt","$/,
+    );
+    expect(completion.toolCalls[1]).toEqual({ id: 'call_y', name: 'read_file', arguments: { path: 'b.txt' } });
+  });
+
+  it('sends a call whose arguments were bad JSON back with arguments "{}" (servers parse them)', async () => {
+    server.enqueue(reply.text('ok'));
+    await collectCompletion(
+      provider().complete({
+        messages: [
+          ...hello,
+          {
+            role: 'assistant',
+            content: '',
+            toolCalls: [{ id: 'call_x', name: 'write_file', arguments: '{"path', argumentsError: 'bad' }],
+          },
+          { role: 'tool', toolCallId: 'call_x', name: 'write_file', content: 'error: bad JSON' },
+        ],
+        tools: [],
+      }),
+    );
+    const body = server.requests[0]!.body as { messages: { tool_calls?: { function: { arguments: string } }[] }[] };
+    expect(body.messages[1]!.tool_calls![0]!.function.arguments).toBe('{}');
   });
 
   it('a disconnect mid-stream is provider_disconnected after the text, and is not retried', async () => {

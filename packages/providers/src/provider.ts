@@ -8,8 +8,14 @@ export type ChatMessage =
 export interface ToolCallRequest {
   readonly id: string;
   readonly name: string;
-  /** Parsed JSON arguments (an object for every well-behaved model). */
+  /** Parsed JSON arguments (an object for every well-behaved model); the raw text when they were not JSON. */
   readonly arguments: unknown;
+  /**
+   * Set when the model's arguments were not valid JSON: the parse error. `arguments` then holds the raw text.
+   * The call is still returned (the turn engine answers it with a tool error so the model can correct itself);
+   * sent back to a server, its arguments read `{}`, since servers parse them.
+   */
+  readonly argumentsError?: string;
 }
 
 /** A tool as the model sees it: name, description and the JSON Schema of its input. */

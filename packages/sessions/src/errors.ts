@@ -1,4 +1,4 @@
-import { DemiurgeError, ErrorCode } from '@demiurge/contracts';
+import { type Actor, DemiurgeError, ErrorCode } from '@demiurge/contracts';
 
 /** Another turn runs in the session and the caller asked not to wait for it. */
 export class SessionBusyError extends DemiurgeError {
@@ -33,5 +33,21 @@ export class RunNotResumableError extends DemiurgeError {
     readonly reason: string,
   ) {
     super(`run ${runId} cannot be resumed: ${reason}`);
+  }
+}
+
+/** A principal tried to cancel a run it does not own and has no right over (see `mayCancelRun`). */
+export class RunNotOwnedError extends DemiurgeError {
+  override readonly name = 'RunNotOwnedError';
+  readonly code = ErrorCode.NotOwner;
+  constructor(
+    readonly runId: string,
+    readonly principal: Actor,
+    readonly by: Actor,
+  ) {
+    super(
+      `run ${runId} belongs to ${principal.kind} ${principal.id}; ${by.kind} ${by.id} may not cancel it ` +
+        '(only the principal that started it, the host, or an operator with the admin CLI: demiurge runs cancel)',
+    );
   }
 }

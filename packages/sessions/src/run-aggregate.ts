@@ -1,3 +1,4 @@
+import type { Actor } from '@demiurge/contracts';
 import { type Loaded, loadAggregate } from '@demiurge/control-plane';
 import type { EventStore } from '@demiurge/event-store';
 import { type RunState, runLifecycle } from '@demiurge/lifecycle';
@@ -5,6 +6,8 @@ import { type RunState, runLifecycle } from '@demiurge/lifecycle';
 /** A run as its stream says: the machine's state plus the facts ownership and resume are checked against. */
 export interface RunAggregate extends Loaded<RunState> {
   readonly sessionId: string | null;
+  /** Who started the run and owns it (run.started); null in logs written before principals were recorded. */
+  readonly principal: Actor | null;
   readonly owner: string | null;
   readonly leaseToken: string | null;
   readonly leaseUntil: string | null;
@@ -23,6 +26,7 @@ export const isLiveRun = (state: RunState): boolean => LIVE_RUN_STATES.includes(
 export async function loadRun(store: EventStore, runId: string): Promise<RunAggregate> {
   const loaded = await loadAggregate(store, runLifecycle, runId);
   let sessionId: string | null = null;
+  let principal: Actor | null = null;
   let owner: string | null = null;
   let leaseToken: string | null = null;
   let leaseUntil: string | null = null;
@@ -35,6 +39,9 @@ export async function loadRun(store: EventStore, runId: string): Promise<RunAggr
     switch (event.type) {
       case 'run.queued':
         sessionId = d.sessionId as string;
+        break;
+      case 'run.started':
+        principal = (d.principal as Actor | undefined) ?? null;
         break;
       case 'run.owner_claimed':
       case 'run.owner_heartbeat':
@@ -66,5 +73,5 @@ export async function loadRun(store: EventStore, runId: string): Promise<RunAggr
         break;
     }
   }
-  return { ...loaded, sessionId, owner, leaseToken, leaseUntil, stage, checkpointId, resumable, reason };
+  return { ...loaded, sessionId, principal, owner, leaseToken, leaseUntil, stage, checkpointId, resumable, reason };
 }

@@ -1,9 +1,10 @@
-import { type Clock, type EventMeta, type IdGenerator, IdPrefix, type NewEvent } from '@demiurge/contracts';
+import { type Actor, type Clock, type EventMeta, type IdGenerator, IdPrefix, type NewEvent } from '@demiurge/contracts';
 import { commandLoop, NotFoundError, type RuntimeControlPlane, streamAppend } from '@demiurge/control-plane';
 import type { AppendOptions, AppendStream, EventStore } from '@demiurge/event-store';
 import { checkEvents, type RunEventType, runLifecycle } from '@demiurge/lifecycle';
-import { RunNotResumableError, StaleRunLeaseError } from './errors.js';
+import { RunNotOwnedError, RunNotResumableError, StaleRunLeaseError } from './errors.js';
 import { isLiveRun, loadRun, type RunAggregate } from './run-aggregate.js';
+import { mayCancelRun } from './run-ownership.js';
 
 export interface RunRuntimeOptions {
   readonly store: EventStore;
@@ -44,8 +45,11 @@ export class RunRuntime {
     return this.options.owner;
   }
 
-  /** A new run, started and owned by this host: the stream to append with the turn that starts it. */
-  startStream(sessionId: string): { runId: string; lease: RunLease; stream: AppendStream } {
+  /**
+   * A new run, started and owned by this host: the stream to append with the turn that starts it.
+   * `principal` is who started it and owns it (see {@link mayCancelRun}).
+   */
+  startStream(sessionId: string, principal?: Actor): { runId: string; lease: RunLease; stream: AppendStream } {
     const runId = this.options.ids.next(IdPrefix.run);
     const lease = this.newLease(runId);
     return {
@@ -57,7 +61,7 @@ export class RunRuntime {
         expectedVersion: 'no_stream',
         events: [
           { type: 'run.queued', data: { runId, sessionId } },
-          { type: 'run.started', data: { runId, owner: this.options.owner } },
+          { type: 'run.started', data: { runId, owner: this.options.owner, ...(principal ? { principal } : {}) } },
           { type: 'run.owner_claimed', data: { runId, owner: this.options.owner, ...this.leaseData(lease) } },
         ],
       },
@@ -141,12 +145,24 @@ export class RunRuntime {
     return lease;
   }
 
-  /** Asks the run to stop: its owner stops new dispatch and settles. Repeats and finished runs are no-ops. */
-  async requestCancel(runId: string, reason: string): Promise<RunAggregate> {
-    await this.command(runId, (run) =>
-      run.state === 'cancelling' || !isLiveRun(run.state)
-        ? []
-        : [{ type: 'run.cancel_requested', data: { runId, reason } }],
+  /**
+   * Asks the run to stop: its owner stops new dispatch and settles. Repeats and finished runs are no-ops.
+   * `by` is who asks (recorded as the event's actor): a principal that may not cancel the run
+   * ({@link mayCancelRun}) is refused with {@link RunNotOwnedError} and nothing is written.
+   */
+  async requestCancel(runId: string, reason: string, by?: Actor): Promise<RunAggregate> {
+    await this.command(
+      runId,
+      (run) => {
+        if (by && run.principal && !mayCancelRun(run.principal, run.sessionId, by)) {
+          throw new RunNotOwnedError(runId, run.principal, by);
+        }
+        return run.state === 'cancelling' || !isLiveRun(run.state)
+          ? []
+          : [{ type: 'run.cancel_requested', data: { runId, reason } }];
+      },
+      undefined,
+      by,
     );
     return this.load(runId);
   }
@@ -229,6 +245,7 @@ export class RunRuntime {
     runId: string,
     decide: (run: RunAggregate) => NewEvent<RunEventType>[],
     also: (run: RunAggregate) => AppendStream[] = () => [],
+    actor?: Actor,
   ): Promise<void> {
     return commandLoop(this.options.store, async () => {
       const run = await this.load(runId);
@@ -237,7 +254,7 @@ export class RunRuntime {
       return {
         streams: events.length > 0 ? [streamAppend(RUN, run, events), ...also(run)] : [],
         result: undefined,
-        options: this.appendOptions(run),
+        options: this.appendOptions(run, actor),
       };
     });
   }
@@ -254,13 +271,14 @@ export class RunRuntime {
     return { leaseToken: lease.leaseToken, leaseUntil: lease.leaseUntil };
   }
 
-  private appendOptions(run: RunAggregate): AppendOptions {
+  private appendOptions(run: RunAggregate, actor?: Actor): AppendOptions {
     return {
       meta: {
         actor: { kind: 'system', id: this.options.owner },
         runId: run.streamId,
         ...(run.sessionId ? { sessionId: run.sessionId } : {}),
         ...this.options.meta,
+        ...(actor ? { actor } : {}),
       },
     };
   }

@@ -8,7 +8,16 @@ import { openSqliteEventStore } from '@demiurge/event-store-sqlite';
 import { IllegalTransitionError, verifyLog } from '@demiurge/lifecycle';
 import { sessionsProjector } from '@demiurge/projector-sessions';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { RunNotResumableError, RunRuntime, SessionRuntime, StaleRunLeaseError, TurnAdmission } from '../src/index.js';
+import {
+  ADMIN_CLI_ACTOR,
+  mayCancelRun,
+  RunNotOwnedError,
+  RunNotResumableError,
+  RunRuntime,
+  SessionRuntime,
+  StaleRunLeaseError,
+  TurnAdmission,
+} from '../src/index.js';
 
 let dir: string;
 let store: EventStore;
@@ -160,5 +169,42 @@ describe('TurnAdmission', () => {
     expect(order.indexOf('a1-')).toBeLessThan(order.indexOf('a2+'));
     expect(order.indexOf('b1+')).toBeLessThan(order.indexOf('a1-'));
     expect(admission.isBusy('a')).toBe(false);
+  });
+});
+
+describe('run ownership (seed scenario 55)', () => {
+  it('mayCancelRun: the starter, the host, the admin CLI, a model of the same session; nobody else', () => {
+    const alice = { kind: 'operator', id: 'tui-alice' } as const;
+    expect(mayCancelRun(alice, 'ses_1', alice)).toBe(true);
+    expect(mayCancelRun(alice, 'ses_1', { kind: 'system', id: 'host' })).toBe(true);
+    expect(mayCancelRun(alice, 'ses_1', ADMIN_CLI_ACTOR)).toBe(true);
+    expect(mayCancelRun(alice, 'ses_1', { kind: 'agent', id: 'ses_1' })).toBe(true);
+    expect(mayCancelRun(alice, 'ses_1', { kind: 'agent', id: 'ses_2' })).toBe(false);
+    expect(mayCancelRun(alice, 'ses_1', { kind: 'operator', id: 'tui-mallory' })).toBe(false);
+    expect(mayCancelRun(alice, 'ses_1', { kind: 'user', id: 'tui-alice' })).toBe(false);
+    expect(mayCancelRun({ kind: 'schedule', id: 'daily' }, 'ses_1', alice)).toBe(false);
+    expect(mayCancelRun({ kind: 'agent', id: 'ses_parent' }, 'ses_child', { kind: 'agent', id: 'ses_parent' })).toBe(
+      true,
+    );
+    expect(mayCancelRun(null, 'ses_1', { kind: 'operator', id: 'anyone' })).toBe(true);
+  });
+
+  it('requestCancel by a principal that does not own the run is refused, typed, and writes nothing', async () => {
+    const runs = new RunRuntime({ store, clock, ids, owner: 'h1' });
+    const sessions = new SessionRuntime({ store, ids });
+    const { sessionId } = await sessions.create({ title: 't', coreId: 'default' });
+    const start = runs.startStream(sessionId, { kind: 'operator', id: 'tui-alice' });
+    await store.append(start.stream);
+    expect((await runs.get(start.runId)).principal).toEqual({ kind: 'operator', id: 'tui-alice' });
+    const before = (await store.readAll()).length;
+    const refused = await runs
+      .requestCancel(start.runId, 'stop', { kind: 'operator', id: 'tui-mallory' })
+      .catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(RunNotOwnedError);
+    expect(refused).toMatchObject({ code: 'not_owner', runId: start.runId });
+    expect((await store.readAll()).length).toBe(before);
+    await runs.requestCancel(start.runId, 'stop', { kind: 'operator', id: 'tui-alice' });
+    const requested = (await store.readAll()).find((e) => e.type === 'run.cancel_requested')!;
+    expect(requested.meta.actor).toEqual({ kind: 'operator', id: 'tui-alice' });
   });
 });

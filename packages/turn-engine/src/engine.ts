@@ -1,4 +1,5 @@
 import {
+  type Actor,
   type Clock,
   DemiurgeError,
   ErrorCode,
@@ -19,10 +20,11 @@ import {
 import { RunsCollections, type RunView, runsProjector } from '@demiurge/projector-runs';
 import { type ChatMessage, collectCompletion, type ModelProvider } from '@demiurge/providers';
 import type { RunLease, RunRuntime, SessionRuntime, TurnAdmission } from '@demiurge/sessions';
+import type { z } from 'zod';
 import type { ApprovalRuntime } from './approvals.js';
 import { planModeDecision } from './policy.js';
 import type { ToolRegistry } from './registry.js';
-import type { EffectClass } from './tool.js';
+import type { EffectClass, ToolDefinition } from './tool.js';
 import { loadTurn, type ToolCallRecord, type TurnRecord, type TurnSelection, toolResultText } from './turn-state.js';
 
 /**
@@ -79,6 +81,11 @@ export interface TurnInput {
   readonly text: string;
   /** A delegated turn's selections, recorded on turn.started (tools are filtered in the list and at dispatch). */
   readonly selection?: TurnSelection;
+  /**
+   * Who submits the input: recorded as the actor of the admission commit and as the run's principal (who owns
+   * it, see `mayCancelRun` in @demiurge/sessions). Absent: the session's user, and no principal is recorded.
+   */
+  readonly actor?: Actor;
   /** Called once the input, run and turn are committed (admission), before the first model round. */
   readonly onAdmitted?: (ids: { readonly runId: string; readonly turnId: string }) => void;
 }
@@ -114,6 +121,18 @@ class HostClosing extends Error {
   constructor() {
     super('the host closed while the call ran');
   }
+}
+
+/** Why a tool call's arguments were refused, for the model: the field, the problem, and for an unknown key the accepted ones. */
+function invalidArguments(name: string, tool: ToolDefinition, issues: readonly z.core.$ZodIssue[]): string {
+  const issue = issues[0];
+  const where = issue?.path.join('.') || '(root)';
+  if (issue?.code === 'unrecognized_keys') {
+    const shape = (tool.input as { shape?: Record<string, unknown> }).shape;
+    const accepted = shape ? `; accepted keys: ${Object.keys(shape).join(', ')}` : '';
+    return `invalid ${name} arguments at ${where}: unknown key${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => `"${k}"`).join(', ')}${accepted}`;
+  }
+  return `invalid ${name} arguments at ${where}: ${issue?.message}`;
 }
 
 const TURN = turnLifecycle.streamType;
@@ -190,9 +209,12 @@ export class TurnEngine {
     await Promise.allSettled([...this.drives]);
   }
 
-  /** Requests cancellation; the owner (this process or another) settles and ends the run. */
-  async cancel(runId: string, reason: string): Promise<void> {
-    await this.options.runs.requestCancel(runId, reason);
+  /**
+   * Requests cancellation; the owner (this process or another) settles and ends the run. `by`, the principal
+   * asking, is checked against the run's owner (`RunNotOwnedError`) and recorded as the actor.
+   */
+  async cancel(runId: string, reason: string, by?: Actor): Promise<void> {
+    await this.options.runs.requestCancel(runId, reason, by);
     this.live.get(runId)?.abort();
   }
 
@@ -212,7 +234,7 @@ export class TurnEngine {
         text: input.text,
         selection: input.selection ?? null,
       })) ?? [];
-    const { runId, lease, stream: runStream } = runs.startStream(input.sessionId);
+    const { runId, lease, stream: runStream } = runs.startStream(input.sessionId, input.actor);
     // Another process may write to the session in between (four `run`s on one home): retried from a fresh read.
     await commandLoop(this.options.store, async () => ({
       streams: [
@@ -251,7 +273,14 @@ export class TurnEngine {
         },
       ],
       result: undefined,
-      options: { meta: { actor: { kind: 'user', id: input.sessionId }, sessionId: input.sessionId, runId, turnId } },
+      options: {
+        meta: {
+          actor: input.actor ?? { kind: 'user', id: input.sessionId },
+          sessionId: input.sessionId,
+          runId,
+          turnId,
+        },
+      },
     }));
     const driving = this.drive(lease, turnId);
     input.onAdmitted?.({ runId, turnId });
@@ -340,6 +369,7 @@ export class TurnEngine {
       toolCallId: ids.next(IdPrefix.toolCall),
       name: c.name,
       arguments: (c.arguments ?? {}) as never,
+      ...(c.argumentsError !== undefined ? { argumentsError: c.argumentsError } : {}),
     }));
     const turnEvent: NewEvent<TurnEventType> = {
       type: 'turn.model_responded',
@@ -372,7 +402,8 @@ export class TurnEngine {
               idempotent: tool?.idempotent ?? false,
               runId: lease.runId,
               arguments: c.arguments,
-              ...(tool ? { effect: tool.effect } : {}),
+              ...(c.argumentsError !== undefined ? { argumentsError: c.argumentsError } : {}),
+              ...(tool && c.argumentsError === undefined ? { effect: tool.effect } : {}),
             },
           },
         ],
@@ -425,14 +456,15 @@ export class TurnEngine {
       const names = tools.names().filter((n) => !allowed || allowed.includes(n));
       return fail(ErrorCode.ToolFailed, `no tool named ${call.name} in this turn; tools: ${names.join(', ')}`);
     }
-    const parsed = tool.input.safeParse(call.arguments);
-    if (!parsed.success) {
-      const issue = parsed.error.issues[0];
+    if (call.argumentsError !== null) {
+      // The model wrote bad JSON: answer with the parse error (the model corrects itself), never run the tool.
       return fail(
         ErrorCode.ToolFailed,
-        `invalid ${call.name} arguments at ${issue?.path.join('.') || '(root)'}: ${issue?.message}`,
+        `invalid ${call.name} arguments: ${call.argumentsError}; call ${call.name} again with a JSON object`,
       );
     }
+    const parsed = tool.input.safeParse(call.arguments);
+    if (!parsed.success) return fail(ErrorCode.ToolFailed, invalidArguments(call.name, tool, parsed.error.issues));
     const effect: EffectClass = tool.effectOf?.(parsed.data) ?? tool.effect;
     const session = await sessions.get(turn.sessionId!);
     const decision = planModeDecision(session.mode, call.name, effect);
@@ -462,8 +494,10 @@ export class TurnEngine {
       also,
       'tool_started',
     );
-    const started = await loadTurn(this.options.store, turn.streamId);
-    const record = started.steps.find((s) => s.stepId === stepId)!.calls.find((c) => c.streamId === call.streamId)!;
+    const current = async () =>
+      (await loadTurn(this.options.store, turn.streamId)).steps
+        .find((s) => s.stepId === stepId)!
+        .calls.find((c) => c.streamId === call.streamId)!;
     let events: NewEvent<ToolCallEventType>[];
     try {
       const result = await tool.run(parsed.data, {
@@ -473,6 +507,26 @@ export class TurnEngine {
         turnId: turn.streamId,
         runId: lease.runId,
         toolCallId: call.streamId,
+        // A spawned process group is recorded before its command runs: the next host start finds an orphan.
+        onProcessStarted: async (p) => {
+          const data = {
+            toolCallId: call.streamId,
+            spawnId: p.spawnId,
+            host: this.options.runs.owner,
+            pid: p.pid,
+            pgid: p.pgid,
+            platform: p.platform,
+            ...(p.startMarker ? { startMarker: p.startMarker } : {}),
+          };
+          await this.toolEvents(
+            lease,
+            await current(),
+            [{ type: 'tool_call.process_started', data }],
+            [],
+            undefined,
+            true,
+          );
+        },
       });
       events = [{ type: 'tool_call.succeeded', data: { toolCallId: call.streamId, output: result.output } }];
     } catch (err) {
@@ -497,7 +551,7 @@ export class TurnEngine {
           ];
     }
     // The outcome is recorded even when the run is cancelling: settling in-flight calls is the cancel contract.
-    await this.toolEvents(lease, record, events, [], 'tool_result', true);
+    await this.toolEvents(lease, await current(), events, [], 'tool_result', true);
   }
 
   /** Requests an approval and waits for the answer; the approval id when granted, undefined when denied. */
@@ -606,25 +660,42 @@ export class TurnEngine {
     });
   }
 
+  /**
+   * What the model is sent. All system content — the core's instructions, system messages of the history
+   * (fork context, slot context kept in history) and this turn's system context — is merged, in that order,
+   * into one leading system message: servers with strict chat templates refuse a system message anywhere
+   * but first. The rest keeps its order: history, this turn's user context, the input, the model rounds.
+   */
   private async transcript(turn: TurnRecord): Promise<ChatMessage[]> {
+    const system: string[] = [];
     const messages: ChatMessage[] = [];
-    if (this.options.instructions) messages.push({ role: 'system', content: this.options.instructions });
+    if (this.options.instructions) system.push(this.options.instructions);
     let input: string | undefined;
     for (const entry of await this.options.sessions.history(turn.sessionId!, { forModel: true })) {
       if (entry.turnId === turn.streamId) {
         if (entry.messageId === turn.inputMessageId) input = entry.text;
         continue; // this turn's own messages: its context and input come next, in order
       }
-      if (entry.role === 'user' || entry.role === 'system') messages.push({ role: entry.role, content: entry.text });
+      if (entry.role === 'system') system.push(entry.text);
+      else if (entry.role === 'user') messages.push({ role: 'user', content: entry.text });
       else if (entry.role === 'assistant') messages.push({ role: 'assistant', content: entry.text });
     }
-    for (const c of turn.context) messages.push({ role: c.role, content: c.text });
+    for (const c of turn.context) {
+      if (c.role === 'system') system.push(c.text);
+      else messages.push({ role: c.role, content: c.text });
+    }
     if (input !== undefined) messages.push({ role: 'user', content: input });
+    if (system.length > 0) messages.unshift({ role: 'system', content: system.join('\n\n') });
     for (const step of turn.steps) {
       messages.push({
         role: 'assistant',
         content: step.content,
-        toolCalls: step.calls.map((c) => ({ id: c.callId, name: c.name, arguments: c.arguments })),
+        toolCalls: step.calls.map((c) => ({
+          id: c.callId,
+          name: c.name,
+          arguments: c.arguments,
+          ...(c.argumentsError !== null ? { argumentsError: c.argumentsError } : {}),
+        })),
       });
       for (const call of step.calls) {
         messages.push({ role: 'tool', toolCallId: call.callId, name: call.name, content: toolResultText(call) });

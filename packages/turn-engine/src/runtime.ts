@@ -42,6 +42,8 @@ export interface TurnRuntimeOptions
   /** Cancels a task through the host's task worker (single-flight process cleanup). */
   readonly cancelTask?: (ref: { sessionId: string; taskId: string }, reason: string) => Promise<unknown>;
   readonly delegationLimits?: Partial<DelegationLimits>;
+  /** The Agent Core this host runs: the only `core_id` `delegate_task` accepts. */
+  readonly coreId?: string;
   /** The slot ids a delegated child may select. */
   readonly knownSlots?: { readonly input: readonly string[]; readonly output: readonly string[] };
   readonly runLeaseMs?: number;
@@ -99,6 +101,7 @@ export function createTurnRuntime(options: TurnRuntimeOptions): TurnRuntime {
       ...(options.cancelTask ? { cancelTask: options.cancelTask } : {}),
       ...(options.delegationLimits ? { limits: options.delegationLimits } : {}),
       ...(options.knownSlots ? { knownSlots: options.knownSlots } : {}),
+      ...(options.coreId ? { coreId: options.coreId } : {}),
     }),
   ];
   for (const tool of options.tools ?? defaults()) tools.register(tool);

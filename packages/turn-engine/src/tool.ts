@@ -16,6 +16,23 @@ export interface ToolContext {
   readonly turnId: string;
   readonly runId: string;
   readonly toolCallId: string;
+  /**
+   * For a tool that spawns a process group (`shell`): records the group's identity durably. The tool calls it
+   * right after the spawn and lets the command run only once it resolved, so a host killed at any moment
+   * leaves nothing running that the next host start cannot find (and stop). Absent: nothing is recorded.
+   */
+  readonly onProcessStarted?: (process: SpawnedProcess) => Promise<void>;
+}
+
+/** A spawned process group's identity, as `tool_call.process_started` records it. */
+export interface SpawnedProcess {
+  /** Carried as `DEMIURGE_SPAWN_ID` in the environment of the group's processes. */
+  readonly spawnId: string;
+  readonly pid: number;
+  readonly pgid: number;
+  readonly platform: string;
+  /** `linux:<boot id>:<start time>` (the format of @demiurge/workers); undefined where there is none. */
+  readonly startMarker: string | undefined;
 }
 
 /** What a tool returns: text for the model (kept bounded by the tool) and optional structured data. */

@@ -7,6 +7,8 @@ export interface ToolCallRecord extends Loaded<ToolCallState> {
   readonly callId: string;
   readonly name: string;
   readonly arguments: unknown;
+  /** The model's arguments were not valid JSON: the parse error (`arguments` is the raw text). */
+  readonly argumentsError: string | null;
   readonly idempotent: boolean | null;
   readonly output: string | null;
   readonly error: { code: string; message: string } | null;
@@ -42,6 +44,8 @@ export interface TurnRecord extends Loaded<TurnState> {
   readonly steps: readonly StepRecord[];
 }
 
+type ModelCall = { callId: string; toolCallId: string; name: string; arguments: unknown; argumentsError?: string };
+
 /** Rebuilds a turn from its stream and its tool calls' streams; no cache, no in-memory state. */
 export async function loadTurn(store: EventStore, turnId: string): Promise<TurnRecord> {
   const loaded = await loadAggregate(store, turnLifecycle, turnId);
@@ -61,7 +65,7 @@ export async function loadTurn(store: EventStore, turnId: string): Promise<TurnR
       selection = (d.selection as TurnSelection | undefined) ?? null;
     } else if (event.type === 'turn.model_responded') {
       const calls: ToolCallRecord[] = [];
-      for (const call of d.toolCalls as { callId: string; toolCallId: string; name: string; arguments: unknown }[]) {
+      for (const call of d.toolCalls as ModelCall[]) {
         calls.push(await loadToolCall(store, call));
       }
       steps.push({
@@ -75,10 +79,7 @@ export async function loadTurn(store: EventStore, turnId: string): Promise<TurnR
   return { ...loaded, sessionId, runId, inputMessageId, context, selection, steps };
 }
 
-async function loadToolCall(
-  store: EventStore,
-  call: { callId: string; toolCallId: string; name: string; arguments: unknown },
-): Promise<ToolCallRecord> {
+async function loadToolCall(store: EventStore, call: ModelCall): Promise<ToolCallRecord> {
   const loaded = await loadAggregate(store, toolCallLifecycle, call.toolCallId);
   let idempotent: boolean | null = null;
   let output: string | null = null;
@@ -114,6 +115,7 @@ async function loadToolCall(
     callId: call.callId,
     name: call.name,
     arguments: call.arguments,
+    argumentsError: call.argumentsError ?? null,
     idempotent,
     output,
     error,

@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { createOpenAIProvider } from '@demiurge/providers';
 import { type OpenAITestServer, reply, startOpenAITestServer } from '@demiurge/providers/testing';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -59,6 +61,57 @@ describe('TurnEngine with the OpenAI-compatible provider over real HTTP', () => 
     const failed = (await h.store.readAll()).find((e) => e.type === 'turn.failed');
     expect((failed!.data as { error: { code: string; message: string } }).error).toMatchObject({ code });
     expect((await h.runs.get(outcome.runId)).state).toBe('failed');
+    expect(await h.verify()).toEqual([]);
+  });
+});
+
+describe('TurnEngine against strict third-party OpenAI-compatible servers', () => {
+  it('answers a tool call whose arguments are not JSON with a tool error; the model corrects itself', async () => {
+    server = await startOpenAITestServer();
+    server.enqueue(
+      reply.toolCalls([{ id: 'call_bad', name: 'write_file', arguments: '{"path": "x.txt", "content": ' }]),
+      reply.toolCalls([{ id: 'call_good', name: 'write_file', arguments: { path: 'x.txt', content: 'fixed' } }]),
+      reply.text('Wrote x.txt on the second try.'),
+    );
+    h = await harnessFor(server);
+    const { sessionId } = await h.sessions.create({ title: 't', coreId: 'default' });
+    const outcome = await h.engine.runTurn({ sessionId, text: 'write x' });
+    expect(outcome).toMatchObject({ status: 'completed', text: 'Wrote x.txt on the second try.' });
+    expect(readFileSync(join(h.workspace, 'x.txt'), 'utf8')).toBe('fixed');
+    // The bad call is recorded failed with the parse error, never run; the model was told so.
+    const failed = (await h.store.readAll({ types: ['tool_call.failed'] }))[0]!;
+    expect((failed.data as { error: { message: string } }).error.message).toMatch(
+      /^invalid write_file arguments: the arguments are not valid JSON: .+; call write_file again with a JSON object$/,
+    );
+    const second = server.requests[1]!.body as {
+      messages: { role: string; content: string | null; tool_calls?: { function: { arguments: string } }[] }[];
+    };
+    expect(second.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'tool']);
+    expect(second.messages[1]!.tool_calls![0]!.function.arguments).toBe('{}');
+    expect(second.messages[2]!.content).toContain('not valid JSON');
+    expect(await h.verify()).toEqual([]);
+  });
+
+  it('sends all system content first, once, from the second turn on too', async () => {
+    server = await startOpenAITestServer();
+    h = await openHarness({
+      instructions: 'You are terse.',
+      hooks: {
+        input: async (turn) => [
+          { role: 'system', text: `context for ${turn.text}`, writeHistory: false },
+          { role: 'user', text: `note for ${turn.text}`, writeHistory: false },
+        ],
+      },
+      provider: createOpenAIProvider({ baseUrl: server.baseUrl, model: 'm', apiKey: 'k', maxRetries: 0 }),
+    });
+    const { sessionId } = await h.sessions.create({ title: 't', coreId: 'default' });
+    await h.sessions.recordMessage({ sessionId, role: 'system', text: 'forked parent context' });
+    expect((await h.engine.runTurn({ sessionId, text: 'one' })).status).toBe('completed');
+    expect((await h.engine.runTurn({ sessionId, text: 'two' })).status).toBe('completed');
+    const body = server.requests[1]!.body as { messages: { role: string; content: string }[] };
+    expect(body.messages.map((m) => m.role)).toEqual(['system', 'user', 'assistant', 'user', 'user']);
+    expect(body.messages[0]!.content).toBe('You are terse.\n\nforked parent context\n\ncontext for two');
+    expect(body.messages.slice(1).map((m) => m.content)).toEqual(['one', '[server] one', 'note for two', 'two']);
     expect(await h.verify()).toEqual([]);
   });
 });

@@ -36,6 +36,9 @@ describe('model-facing task tools', () => {
     const task = await h.controlPlane.getTask({ sessionId: session.sessionId, taskId: result.task_id });
     expect(task).toMatchObject({ kind: 'terminal.exec', status: 'created' });
     expect(task.input).toMatchObject({ command: '/bin/sh', args: ['-c', 'sleep 30'] });
+    // Submitted by the model acting in the session: that is the recorded actor.
+    const submitted = (await h.store.readStream(result.task_id))[0]!;
+    expect(submitted.meta.actor).toEqual({ kind: 'agent', id: session.sessionId });
     await expect(call('shell', { command: 'ls', background: true, cwd: '../..' })).rejects.toThrow(/outside|escape/i);
   });
 
@@ -122,5 +125,64 @@ describe('model-facing task tools', () => {
     expect((await h.controlPlane.getTask(ref)).completion).toBe('acknowledged');
     expect((await h.work.get(completionWorkId(task_id))).status).toBe('acknowledged');
     expect(await h.verify()).toEqual([]);
+  });
+});
+
+describe('task_status view and delegate_task strictness (issue 13)', () => {
+  it('task_status view "operator" returns the model fields and the operator fields', async () => {
+    const { call } = await setup();
+    const { task_id } = await call('shell', { command: 'sleep 5', background: true });
+    const model = await call('task_status', { task_id });
+    const operator = await call('task_status', { task_id, view: 'operator' });
+    expect(operator).toMatchObject(model);
+    for (const key of ['task_id', 'kind', 'title', 'status', 'log_tail']) expect(Object.keys(operator)).toContain(key);
+    expect(operator).toMatchObject({
+      session_id: expect.stringMatching(/^ses_/),
+      notify_policy: 'return_to_parent',
+      completion: 'none',
+      allowed: expect.arrayContaining(['task.cancelled']),
+    });
+    expect(() => h!.tools.get('task_status')!.input.parse({ task_id, view: 'debug' })).toThrow();
+  });
+
+  it('delegate_task refuses unknown keys (naming them) and any core but the host’s', async () => {
+    h = await openHarness({ script: [], coreId: 'default' });
+    const session = await h.sessions.create({ title: 'parent', coreId: 'default' });
+    const tool = h.tools.get('delegate_task')!;
+    const parsed = tool.input.safeParse({ goal: 'x', tool_policy: 'read-only' });
+    expect(parsed.success).toBe(false);
+    expect(JSON.stringify(parsed.error?.issues)).toContain('tool_policy');
+    const ctx: ToolContext = {
+      workspaceRoot: h.workspace,
+      signal: new AbortController().signal,
+      sessionId: session.sessionId,
+      turnId: 'trn_01JD5Y7Q6N0000000000000001',
+      runId: 'run_01JD5Y7Q6N0000000000000001',
+      toolCallId: 'tcl_01JD5Y7Q6N0000000000000001',
+    };
+    await expect(tool.run(tool.input.parse({ goal: 'x', core_id: 'researcher' }), ctx)).rejects.toThrow(
+      'unknown core_id "researcher": this host runs one Agent Core, "default"; omit core_id or pass "default"',
+    );
+    const { task_id } = JSON.parse((await tool.run(tool.input.parse({ goal: 'x', core_id: 'default' }), ctx)).output);
+    const task = await h.controlPlane.getTask({ sessionId: session.sessionId, taskId: task_id });
+    expect(task.input).toMatchObject({ coreId: 'default' });
+  });
+
+  it('through the engine, unknown delegate_task keys fail the call with the key named and the accepted keys', async () => {
+    h = await openHarness({
+      script: [
+        { tool_calls: [{ name: 'delegate_task', arguments: { goal: 'x', tool_policy: 'read-only' } }] },
+        { content: 'ok' },
+      ],
+    });
+    const { sessionId } = await h.sessions.create({ title: 't', coreId: 'default' });
+    const outcome = await h.engine.runTurn({ sessionId, text: 'delegate' });
+    expect(outcome.status).toBe('completed');
+    const failed = (await h.store.readAll({ types: ['tool_call.failed'] }))[0]!;
+    expect((failed.data as { error: { message: string } }).error.message).toBe(
+      'invalid delegate_task arguments at (root): unknown key "tool_policy"; accepted keys: goal, core_id, ' +
+        'context_mode, notify_policy, max_depth, tools, input_slots, output_slots, use_bootstrap',
+    );
+    expect(await h.controlPlane.listTasks(sessionId)).toEqual([]);
   });
 });

@@ -52,6 +52,8 @@ export function createAgentSpawnHandler(deps: {
       const outcome = deps.engine().runTurn({
         sessionId: child.sessionId,
         text: input.goal,
+        // A model acting in the parent session started it: that model (and its session) owns the child run.
+        actor: { kind: 'agent', id: parent.sessionId },
         selection: {
           ...(input.tools === 'all' ? {} : { tools: input.tools }),
           inputSlots: input.inputSlots,

@@ -1,6 +1,6 @@
 import { mkdirSync, realpathSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import { type Clock, createIdGenerator, type IdGenerator, systemClock } from '@demiurge/contracts';
+import { type Actor, type Clock, createIdGenerator, type IdGenerator, systemClock } from '@demiurge/contracts';
 import {
   BackgroundDispatcher,
   createOperatorAdapter,
@@ -15,6 +15,7 @@ import { openSqliteEventStore } from '@demiurge/event-store-sqlite';
 import { RunsCollections, type RunView, runsProjector } from '@demiurge/projector-runs';
 import { type ModelProvider, providerFromConfig } from '@demiurge/providers';
 import { SchedulerRuntime } from '@demiurge/scheduler';
+import { mayCancelRun, RunNotOwnedError } from '@demiurge/sessions';
 import { type AgentCore, BackgroundWorkRuntime, loadCore } from '@demiurge/slots';
 import { createTurnRuntime, type TurnHooks, type TurnOutcome, type TurnRuntime } from '@demiurge/turn-engine';
 import { RuntimeTaskWorker, terminalExecHandler, workerTaskKinds } from '@demiurge/workers';
@@ -22,6 +23,7 @@ import { filter, Subject } from 'rxjs';
 import { createAgentSpawnHandler } from './agent-spawn.js';
 import { type ConfigOverrides, type HostConfig, loadConfig } from './config.js';
 import { hostIdentity, isHostAlive } from './host-identity.js';
+import { stopOrphanedToolProcesses } from './orphan-processes.js';
 import { hostProjectors } from './projectors.js';
 import { createSlotHooks } from './slot-hooks.js';
 
@@ -51,6 +53,8 @@ export interface SubmitInput {
   readonly conversationKey?: string;
   /** Without a session id: start a new session instead of the channel's default one. */
   readonly newSession?: boolean;
+  /** Who submits (an operator client, the CLI user, ...): the run's principal and the admission's actor. */
+  readonly actor?: Actor;
 }
 
 /** A submitted turn: ids at admission, the outcome when it ends. */
@@ -187,6 +191,7 @@ export class DemiurgeApp {
         stepBudget: core.limits.stepBudget,
         taskKinds: workerTaskKinds,
         delegationLimits: { maxDepth: core.limits.maxDelegationDepth },
+        coreId: core.id,
         knownSlots: {
           input: [...core.pipelines.input.serial, ...core.pipelines.input.parallel],
           output: [...core.pipelines.output.serial, ...core.pipelines.output.parallel],
@@ -243,7 +248,11 @@ export class DemiurgeApp {
           return { sessionId: session.sessionId };
         },
         fire: async (fire) => {
-          const outcome = await runtime.engine.runTurn({ sessionId: fire.sessionId, text: fire.prompt });
+          const outcome = await runtime.engine.runTurn({
+            sessionId: fire.sessionId,
+            text: fire.prompt,
+            actor: { kind: 'schedule', id: fire.scheduleId },
+          });
           if (outcome.status !== 'completed')
             throw new Error(`the scheduled turn ended ${outcome.status}: ${outcome.text}`);
           return { summary: outcome.text };
@@ -319,7 +328,12 @@ export class DemiurgeApp {
     const ids = new Promise<{ runId: string; turnId: string }>((resolve) => {
       admitted = resolve;
     });
-    const outcome = engine.runTurn({ sessionId, text: input.text, onAdmitted: (x) => admitted(x) });
+    const outcome = engine.runTurn({
+      sessionId,
+      text: input.text,
+      ...(input.actor ? { actor: input.actor } : {}),
+      onAdmitted: (x) => admitted(x),
+    });
     this.track(outcome);
     const first = await Promise.race([ids, outcome.then(() => undefined)]);
     const { runId, turnId } = first ?? (await ids);
@@ -334,10 +348,20 @@ export class DemiurgeApp {
     return views.filter((v): v is RunView => v !== undefined);
   }
 
-  /** Cancels every live run of the session (an operator interrupt). */
-  async interrupt(sessionId: string, reason = 'interrupted by the operator'): Promise<number> {
+  /**
+   * Cancels every live run of the session (an operator interrupt). With `by`, each run's ownership is checked
+   * first: a run `by` may not cancel refuses the whole interrupt (RunNotOwnedError) and nothing is cancelled.
+   */
+  async interrupt(sessionId: string, reason = 'interrupted by the operator', by?: Actor): Promise<number> {
     const runs = (await this.liveRuns()).filter((r) => r.sessionId === sessionId);
-    for (const run of runs) await this.runtime.engine.cancel(run.runId, reason);
+    if (by) {
+      for (const view of runs) {
+        const run = await this.runtime.runs.load(view.runId);
+        if (run.principal && !mayCancelRun(run.principal, run.sessionId, by))
+          throw new RunNotOwnedError(run.streamId, run.principal, by);
+      }
+    }
+    for (const run of runs) await this.runtime.engine.cancel(run.runId, reason, by);
     return runs.length;
   }
 
@@ -381,6 +405,7 @@ export class DemiurgeApp {
   private async recover(resumeRuns: boolean): Promise<void> {
     await this.runtime.work.recover(this.clock.now());
     await this.delivery.recover();
+    await this.stopOrphans();
     await this.worker.recover();
     if (!resumeRuns) return;
     const now = new Date(this.clock.now()).toISOString();
@@ -393,6 +418,18 @@ export class DemiurgeApp {
       });
       this.track(resumed);
     }
+  }
+
+  /**
+   * Stops foreground tool processes (`shell`) a killed host left running: verified by start marker first,
+   * each stop recorded as `tool_call.process_stopped`.
+   */
+  private async stopOrphans(): Promise<void> {
+    await stopOrphanedToolProcesses(this.store, {
+      isHostAlive,
+      graceMs: this.config.tasks.grace_ms,
+      owner: this.owner,
+    });
   }
 
   private startLoops(): void {

@@ -1,7 +1,8 @@
-import { DemiurgeError, ErrorCode } from '@demiurge/contracts';
+import { type Actor, DemiurgeError, ErrorCode } from '@demiurge/contracts';
 import { NotFoundError } from '@demiurge/control-plane';
 import {
   type OperatorBackend,
+  type OperatorCaller,
   type OperatorEvent,
   operatorEventsFrom,
   operatorSocketPath,
@@ -41,7 +42,8 @@ export interface GatewayOptions {
 /** The operator gateway's backend over a running host: every answer comes from the store. */
 export function createOperatorBackend(app: DemiurgeApp, options: GatewayOptions = {}): OperatorBackend {
   const { runtime } = app;
-  const operator = (note?: string) => ({ actor: { kind: 'operator' as const, id: 'operator' }, note });
+  /** The principal of a request: the operator client, as its `operator.initialize` named itself. */
+  const actorOf = (caller?: OperatorCaller): Actor => ({ kind: 'operator', id: caller?.client.name ?? 'operator' });
   const events$: Observable<OperatorEvent> = merge(
     app.store.events$.pipe(mergeMap((event) => operatorEventsFrom(event))),
     app.pushes$ as Observable<OperatorEvent>,
@@ -56,8 +58,9 @@ export function createOperatorBackend(app: DemiurgeApp, options: GatewayOptions 
     handshakeRefused(reason) {
       options.onRefused?.(reason);
     },
-    async submit(p) {
+    async submit(p, caller) {
       const submitted = await app.submit({
+        actor: actorOf(caller),
         text: p.text,
         ...(p.session_id ? { sessionId: p.session_id } : { newSession: true }),
         ...(p.plan !== undefined ? { plan: p.plan } : {}),
@@ -68,29 +71,30 @@ export function createOperatorBackend(app: DemiurgeApp, options: GatewayOptions 
     async replyPrompt(p) {
       throw new NoSuchPromptError(`no open prompt ${p.prompt_id}`);
     },
-    async replyApproval(p) {
-      const { actor, note } = operator(p.note);
-      if (p.decision === 'grant') await runtime.approvals.grant(p.approval_id, actor, note);
-      else await runtime.approvals.deny(p.approval_id, actor, note);
+    async replyApproval(p, caller) {
+      const actor = actorOf(caller);
+      if (p.decision === 'grant') await runtime.approvals.grant(p.approval_id, actor, p.note);
+      else await runtime.approvals.deny(p.approval_id, actor, p.note);
       return { ok: true };
     },
-    async interrupt(p) {
+    async interrupt(p, caller) {
       await runtime.sessions.get(p.session_id);
-      await app.interrupt(p.session_id);
+      await app.interrupt(p.session_id, undefined, actorOf(caller));
       return { ok: true };
     },
-    async cancel(p) {
+    async cancel(p, caller) {
       const reason = p.reason ?? 'cancelled by the operator';
+      const by = actorOf(caller);
       if (p.run_id) {
         await runtime.runs.get(p.run_id);
-        await runtime.engine.cancel(p.run_id, reason);
+        await runtime.engine.cancel(p.run_id, reason, by);
       }
       if (p.task_id) {
         const task = await app.store.projection('task-board').get<{ sessionId: string }>('tasks', p.task_id);
         if (!task) throw new NotFoundError('task', p.task_id);
         await app.cancelTask({ sessionId: task.sessionId, taskId: p.task_id }, reason);
       }
-      if (p.session_id) await app.interrupt(p.session_id, reason);
+      if (p.session_id) await app.interrupt(p.session_id, reason, by);
       return { ok: true };
     },
     async status(p) {

@@ -36,15 +36,20 @@ describe('unhappy paths through the gateway (demiurge serve child)', () => {
     const call = await served.toolCall(ids.turn_id, (d) => d.tool === 'shell');
     await served.reader.waitFor(
       'the shell call to start',
-      (e) => e.streamId === call.streamId && e.type === 'tool_call.started',
+      (e) => e.streamId === call.streamId && e.type === 'tool_call.process_started',
     );
     await first.close();
 
     const second = await served.gateway();
     const end = await served.turnEnd(ids.turn_id);
     expect(end.type).toBe('turn.completed');
-    expect(served.types(call.streamId)).toEqual(['tool_call.requested', 'tool_call.started', 'tool_call.succeeded']);
-    expect(served.reader.stream(call.streamId)[2]!.data.output).toMatch(/^exit 0\nslow step done$/);
+    expect(served.types(call.streamId)).toEqual([
+      'tool_call.requested',
+      'tool_call.started',
+      'tool_call.process_started',
+      'tool_call.succeeded',
+    ]);
+    expect(served.reader.stream(call.streamId)[3]!.data.output).toMatch(/^exit 0\nslow step done$/);
     const history = (await second.request('operator.history', { session_id: ids.session_id })) as HistoryResult;
     expect(history.messages.filter((m) => m.turn_id === ids.turn_id).map((m) => [m.role, m.text])).toEqual([
       ['user', 'run the slow step'],
@@ -70,7 +75,7 @@ describe('unhappy paths through the gateway (demiurge serve child)', () => {
     const slow = await served.toolCall(ids.turn_id, (d) => (d.arguments as { command?: string }).command === 'sleep 5');
     await served.reader.waitFor(
       'the slow call to start',
-      (e) => e.streamId === slow.streamId && e.type === 'tool_call.started',
+      (e) => e.streamId === slow.streamId && e.type === 'tool_call.process_started',
     );
     const task = await served.reader.waitFor('the build task to start', (e) => e.type === 'task.started');
     expect(
@@ -80,7 +85,12 @@ describe('unhappy paths through the gateway (demiurge serve child)', () => {
     const end = await served.turnEnd(ids.turn_id, 15_000);
     expect(end).toMatchObject({ type: 'turn.cancelled', data: { reason: 'the user changed their mind' } });
     // Cancelled, not succeeded: the 5 s sleep was stopped, not waited for.
-    expect(served.types(slow.streamId)).toEqual(['tool_call.requested', 'tool_call.started', 'tool_call.cancelled']);
+    expect(served.types(slow.streamId)).toEqual([
+      'tool_call.requested',
+      'tool_call.started',
+      'tool_call.process_started',
+      'tool_call.cancelled',
+    ]);
     const run = served.reader.stream(ids.run_id);
     const types = run.map((e) => e.type);
     expect(types.indexOf('run.cancel_requested')).toBeGreaterThan(0);

@@ -128,11 +128,19 @@ describe('demiurge demo (the scripted scenario)', () => {
       };
       expect(report.chapters.map((c) => c.title.split('.')[0])).toEqual(['1', '2', '3a', '3b', '4', '5', '6', '7']);
       const text = JSON.stringify(report.chapters);
+      // The child agent answers from its own script steps (it read the plan), not with its parent's next line.
+      const delegation = report.chapters.find((c) => c.title.startsWith('2.'))!.lines.join('\n');
+      expect(delegation).toMatch(
+        /agent\.spawn "List three risks of the Lisbon plan\." -> completed: Risks: Alfama is steep on foot/,
+      );
+      expect(delegation).not.toContain('A child agent and a build are running');
       expect(text).toContain('write_file -> denied by plan_mode');
       expect(text).toContain('write_file -> succeeded');
       expect(text).toMatch(/cancelled \(the user pressed stop; resumable: false\)/);
       expect(text).toContain('shell -> unknown');
       expect(text).toMatch(/effects\.log has [01] line\(s\): the call was never run twice/);
+      // The killed host's `sleep 30` was left running: the new host's start stopped it (start marker checked).
+      expect(text).toMatch(/its shell process group \(pid \d+\), left running by the killed host, was stopped/);
       expect(report.verify.ok).toBe(true);
     } finally {
       home.remove();

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { Actor } from '../envelope.js';
 import { RunId, SessionId } from '../ids.js';
 import { defineEvent } from '../registry.js';
 
@@ -15,8 +16,10 @@ export const RunQueued = defineEvent({
 export const RunStarted = defineEvent({
   type: 'run.started',
   schemaVersion: 1,
-  description: 'The run started executing under its owner.',
-  data: z.object({ runId: RunId, owner }),
+  description:
+    'The run started executing under its owner (the host process); `principal` is who started it and owns it ' +
+    '(who may cancel it besides the admin CLI and the host).',
+  data: z.object({ runId: RunId, owner, principal: Actor.optional() }),
 });
 
 export const RunWaiting = defineEvent({

@@ -23,8 +23,10 @@ export const ToolCallRequested = defineEvent({
     tool: z.string().min(1),
     idempotent: z.boolean(),
     runId: z.string().min(1).optional(),
-    /** The arguments the model gave (as parsed JSON). */
+    /** The arguments the model gave (as parsed JSON; the raw text when `argumentsError` is set). */
     arguments: z.json().optional(),
+    /** The model's arguments were not valid JSON: the parse error. The call fails with it, never runs. */
+    argumentsError: z.string().min(1).optional(),
     /** The tool's declared effect class for these arguments (`read`, `write.file`, `shell`, ...). */
     effect: z.string().min(1).optional(),
   }),
@@ -42,6 +44,40 @@ export const ToolCallStarted = defineEvent({
   schemaVersion: 1,
   description: 'The tool call was dispatched (intent recorded before the effect).',
   data: z.object({ toolCallId: ToolCallId }),
+});
+
+export const ToolCallProcessStarted = defineEvent({
+  type: 'tool_call.process_started',
+  schemaVersion: 1,
+  description:
+    "A foreground tool call's OS process group (a `shell` call) was spawned, held before its command runs: " +
+    'host, spawn id, pid, process group and start marker, committed before the command may run, so the next ' +
+    'host start can stop an orphan a killed host left behind (the marker is re-checked before any signal).',
+  data: z.object({
+    toolCallId: ToolCallId,
+    spawnId: z.string().min(1),
+    host: z.string().min(1),
+    pid: z.number().int().positive(),
+    pgid: z.number().int().positive(),
+    platform: z.string().min(1),
+    /** e.g. `linux:<boot id>:<start time in clock ticks>`; absent where the platform offers none. */
+    startMarker: z.string().min(1).optional(),
+  }),
+});
+
+export const ToolCallProcessStopped = defineEvent({
+  type: 'tool_call.process_stopped',
+  schemaVersion: 1,
+  description:
+    "A host start stopped a foreground tool call's process group that a killed host left running (its start " +
+    'marker re-checked first): the signal that ended it and why.',
+  data: z.object({
+    toolCallId: ToolCallId,
+    pid: z.number().int().positive(),
+    /** The last signal sent: SIGTERM, or SIGKILL once the grace period ran out. */
+    signal: z.enum(['SIGTERM', 'SIGKILL']),
+    reason: z.string().min(1),
+  }),
 });
 
 export const ToolCallSucceeded = defineEvent({
@@ -88,6 +124,8 @@ export const toolCallEvents = [
   ToolCallRequested,
   ToolCallDenied,
   ToolCallStarted,
+  ToolCallProcessStarted,
+  ToolCallProcessStopped,
   ToolCallSucceeded,
   ToolCallFailed,
   ToolCallCancelled,

@@ -20,6 +20,8 @@ export const ModelToolCall = z.object({
   toolCallId: z.string().min(1),
   name: z.string().min(1),
   arguments: z.json(),
+  /** Set when the model's arguments were not valid JSON: the parse error (`arguments` is then the raw text). */
+  argumentsError: z.string().min(1).optional(),
 });
 
 /**

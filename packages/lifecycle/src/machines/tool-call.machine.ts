@@ -30,6 +30,11 @@ export const toolCallMachine = setup({
     started: {
       description: 'Dispatched; the effect may be under way.',
       on: {
+        'tool_call.process_started': { target: 'started', description: 'its process group was spawned' },
+        'tool_call.process_stopped': {
+          target: 'started',
+          description: 'a host start stopped the group its dead host left',
+        },
         'tool_call.succeeded': 'succeeded',
         'tool_call.failed': 'failed',
         'tool_call.cancelled': 'cancelled',
@@ -42,6 +47,10 @@ export const toolCallMachine = setup({
     unknown: {
       description: 'Started without a recorded outcome; never re-run automatically.',
       on: {
+        'tool_call.process_stopped': {
+          target: 'unknown',
+          description: 'a host start stopped the group its dead host left',
+        },
         'tool_call.resolved': [
           {
             target: 'succeeded',

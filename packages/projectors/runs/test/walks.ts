@@ -187,6 +187,10 @@ function toolCallData(m: ToolCallModel, type: ToolCallEventType, v: number): Rec
       return { toolCallId, policy: 'plan-mode', reason: 'writes are off in plan mode' };
     case 'tool_call.started':
       return { toolCallId };
+    case 'tool_call.process_started':
+      return { toolCallId, spawnId: toolCallId, host: 'h1', pid: 100 + v, pgid: 100 + v, platform: 'linux' };
+    case 'tool_call.process_stopped':
+      return { toolCallId, pid: 100 + v, signal: odd ? 'SIGKILL' : 'SIGTERM', reason: 'its host died' };
     case 'tool_call.succeeded':
       return { toolCallId, ...(odd ? { output: `out ${v % 10}` } : {}), ...(v % 3 === 0 ? { resultRef: 'art' } : {}) };
     case 'tool_call.failed':

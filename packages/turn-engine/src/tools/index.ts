@@ -36,6 +36,7 @@ export {
   DelegateTaskInput,
   type DelegationLimits,
   modelView,
+  operatorView,
   TaskToolError,
   type TaskToolsOptions,
   withBackgroundShell,

@@ -1,6 +1,9 @@
-import { spawn } from 'node:child_process';
+import { type ChildProcessByStdio, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
+import type { Readable, Writable } from 'node:stream';
 import { setTimeout as delay } from 'node:timers/promises';
+import type { SpawnedProcess } from '../tool.js';
 import { ToolFailedError } from './errors.js';
 import { TailBuffer } from './tail-buffer.js';
 import { describeError, errnoCode } from './workspace-path.js';
@@ -17,7 +20,24 @@ export interface ProcessGroupRun {
   readonly env?: NodeJS.ProcessEnv;
   /** How long the group gets between SIGTERM and SIGKILL. Default 2000 ms. */
   readonly killGraceMs?: number;
+  /**
+   * Records the group before its command runs: the shell is spawned held (it waits on its stdin), this is
+   * called with the group's identity, and the command starts only once it resolves. If it rejects, or this
+   * process dies first, the held shell exits without running anything. `spawnId` goes into the environment
+   * as `DEMIURGE_SPAWN_ID`, so every process of the tree can be told apart from a stranger.
+   */
+  readonly onStarted?: (process: SpawnedProcess) => Promise<void>;
+  readonly spawnId?: string;
 }
+
+/** The environment variable a spawned tree carries (same as @demiurge/workers' SPAWN_ID_ENV). */
+export const SPAWN_ID_ENV = 'DEMIURGE_SPAWN_ID';
+
+/**
+ * The held shell: waits for one line on stdin (EOF — its parent died before releasing it — exits 125
+ * without running anything), then becomes the command's shell with stdin from /dev/null (same pid).
+ */
+const HELD = 'IFS= read -r _ || exit 125; exec /bin/sh -c "$1" </dev/null';
 
 export interface ProcessGroupResult {
   /** The shell's exit code; `null` when it was ended by a signal. */
@@ -53,13 +73,17 @@ export function runInProcessGroup(options: ProcessGroupRun): Promise<ProcessGrou
   const graceMs = options.killGraceMs ?? 2000;
   return new Promise((resolve, reject) => {
     const output = new TailBuffer(options.maxOutputBytes);
-    const child = spawn('/bin/sh', ['-c', options.command], {
+    const held = options.onStarted !== undefined;
+    const env = { ...(options.env ?? process.env), ...(options.spawnId ? { [SPAWN_ID_ENV]: options.spawnId } : {}) };
+    const child = spawn('/bin/sh', held ? ['-c', HELD, 'sh', options.command] : ['-c', options.command], {
       cwd: options.cwd,
-      env: options.env ?? process.env,
+      env,
       detached: true,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+      stdio: [held ? 'pipe' : 'ignore', 'pipe', 'pipe'],
+    }) as ChildProcessByStdio<Writable | null, Readable, Readable>;
     const pid = child.pid;
+    // Read at once (synchronously), before the event loop can reap a shell that exited at once.
+    const startMarker = pid === undefined ? undefined : startMarkerOf(pid);
     let timedOut = false;
     let cancelled = false;
     let stopping: Promise<void> | undefined;
@@ -91,6 +115,26 @@ export function runInProcessGroup(options: ProcessGroupRun): Promise<ProcessGrou
       new Promise((done) => child.stderr.once('close', done)),
     ]);
 
+    let recordFailed: unknown;
+    if (held && pid !== undefined) {
+      child.stdin?.on('error', () => undefined); // the shell may be gone already (EPIPE): its exit settles the run
+      const record: SpawnedProcess = {
+        spawnId: options.spawnId ?? String(pid),
+        pid,
+        pgid: pid,
+        platform: process.platform,
+        startMarker,
+      };
+      options.onStarted!(record).then(
+        () => child.stdin?.end('go\n'),
+        (error: unknown) => {
+          recordFailed = error;
+          child.stdin?.destroy();
+          void stop();
+        },
+      );
+    }
+
     child.once('error', (error) => {
       detach();
       void stop().finally(() =>
@@ -109,9 +153,38 @@ export function runInProcessGroup(options: ProcessGroupRun): Promise<ProcessGrou
         child.stderr.destroy();
         return { exitCode, signal, timedOut, cancelled, strayProcessesStopped: strays, output };
       };
-      settle().then(resolve, reject);
+      settle().then((result) => {
+        if (recordFailed !== undefined && !cancelled) {
+          reject(
+            new ToolFailedError(
+              'io',
+              `could not record the process before running it: ${describeError(recordFailed)}`,
+              undefined,
+              {
+                cause: recordFailed,
+              },
+            ),
+          );
+        } else resolve(result);
+      }, reject);
     });
   });
+}
+
+/**
+ * The start marker of a running process, in the format of @demiurge/workers: `linux:<boot id>:<start time>`
+ * (field 22 of /proc/<pid>/stat); undefined off Linux or once the process is gone.
+ */
+export function startMarkerOf(pid: number): string | undefined {
+  if (process.platform !== 'linux') return undefined;
+  try {
+    const boot = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const starttime = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
+    return starttime && /^\d+$/.test(starttime) ? `linux:${boot}:${starttime}` : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** SIGTERM to the group, SIGKILL after `graceMs`; resolves once the group is gone (or KILL_WAIT_MS later). */

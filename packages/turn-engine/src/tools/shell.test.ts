@@ -150,3 +150,39 @@ describe('shell', () => {
     expect(shellTool.effectOf?.({ command: 'rm -rf build' })).toBe('shell');
   });
 });
+
+describe('shell with onProcessStarted (the group recorded before its command runs)', () => {
+  it('runs the command only once the record resolved, with the spawn id in its environment', async () => {
+    const seen: { pid: number; pgid: number; spawnId: string; startMarker: string | undefined }[] = [];
+    const ctx = {
+      ...ws.ctx(),
+      onProcessStarted: async (p: (typeof seen)[number]) => {
+        // Held: nothing of the command has run yet.
+        await delay(100);
+        expect(await readFile(join(ws.root, 'ran.txt'), 'utf8').catch(() => 'absent')).toBe('absent');
+        seen.push(p);
+      },
+    };
+    const result = await shellTool.run({ command: 'echo $$ $DEMIURGE_SPAWN_ID > ran.txt; cat' }, ctx);
+    expect(result.output).toBe('exit 0\n(no output)');
+    const [pid, spawnId] = (await readFile(join(ws.root, 'ran.txt'), 'utf8')).trim().split(' ');
+    expect(seen).toHaveLength(1);
+    expect(seen[0]).toMatchObject({ pid: Number(pid), pgid: Number(pid), spawnId: ctx.toolCallId });
+    expect(spawnId).toBe(ctx.toolCallId);
+    if (process.platform === 'linux') expect(seen[0]!.startMarker).toMatch(/^linux:[^:]+:\d+$/);
+  });
+
+  it('runs nothing when the record fails, and says why', async () => {
+    const ctx = {
+      ...ws.ctx(),
+      onProcessStarted: async () => {
+        throw new Error('disk full');
+      },
+    };
+    await expect(shellTool.run({ command: 'echo ran > ran.txt' }, ctx)).rejects.toThrow(
+      /could not record the process before running it: disk full/,
+    );
+    await delay(100);
+    expect(await readFile(join(ws.root, 'ran.txt'), 'utf8').catch(() => 'absent')).toBe('absent');
+  });
+});

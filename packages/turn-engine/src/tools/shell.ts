@@ -82,6 +82,8 @@ export const shellTool = defineTool<ShellInput>({
       signal: ctx.signal,
       maxOutputBytes: SHELL_MAX_OUTPUT_BYTES,
       env: { ...process.env, ...NON_INTERACTIVE_ENV },
+      spawnId: ctx.toolCallId,
+      ...(ctx.onProcessStarted ? { onStarted: ctx.onProcessStarted } : {}),
     });
     if (run.cancelled) throw new ToolCancelledError('shell', { cause: ctx.signal.reason });
 

@@ -40,6 +40,8 @@ export interface TaskToolsOptions {
   readonly knownSlots?: { readonly input: readonly string[]; readonly output: readonly string[] };
   /** The tool names a child may select. */
   readonly knownTools: () => readonly string[];
+  /** The Agent Core this host runs: the only `core_id` a delegation may name (absent: any id is passed on). */
+  readonly coreId?: string;
 }
 
 /** A delegation or task tool refused its input; the model reads the message. */
@@ -66,11 +68,43 @@ export function modelView(task: TaskView): Record<string, unknown> {
   };
 }
 
+/**
+ * The operator's view of a task (`task_status` with `view: "operator"`): every field of {@link modelView}
+ * plus what an operator needs to act on it — session, run, notify policy, blocked reason, worker, process
+ * identity, artifacts, completion notice, times and the actions the task's machine allows now.
+ */
+export function operatorView(task: TaskView): Record<string, unknown> {
+  return {
+    ...modelView(task),
+    session_id: task.sessionId,
+    run_id: task.runId,
+    parent_task_id: task.parentTaskId,
+    notify_policy: task.notifyPolicy,
+    lane: task.lane,
+    hidden: task.hidden,
+    blocked: task.blocked,
+    worker: task.worker,
+    process: task.process,
+    artifacts: task.artifacts,
+    completion: task.completion,
+    submitted_at: task.submittedAt,
+    updated_at: task.updatedAt,
+    allowed: task.allowed,
+  };
+}
+
+/** The principal of what a tool does: the model acting in the calling session. */
+const modelIn = (ctx: ToolContext) => ({ kind: 'agent' as const, id: ctx.sessionId });
+
 const json = (value: unknown) => ({ output: JSON.stringify(value), data: value });
 
-export const DelegateTaskInput = z.object({
+export const DelegateTaskInput = z.strictObject({
   goal: z.string().min(1).describe('What the child agent should achieve; its answer comes back as evidence.'),
-  core_id: z.string().min(1).optional(),
+  core_id: z
+    .string()
+    .min(1)
+    .optional()
+    .describe("The Agent Core the child runs; a host runs one core, so only that core's id is accepted."),
   context_mode: z.enum(['isolated', 'fork']).default('isolated'),
   notify_policy: z.enum(['return_to_parent', 'silent']).default('return_to_parent'),
   max_depth: z.number().int().positive().optional(),
@@ -106,6 +140,11 @@ export function createTaskTools(options: TaskToolsOptions): ToolDefinition[] {
     effect: 'task',
     idempotent: false,
     async run(input, ctx) {
+      if (input.core_id !== undefined && options.coreId !== undefined && input.core_id !== options.coreId) {
+        throw new TaskToolError(
+          `unknown core_id "${input.core_id}": this host runs one Agent Core, "${options.coreId}"; omit core_id or pass "${options.coreId}"`,
+        );
+      }
       const session = await sessions.get(ctx.sessionId);
       const depth = (session.parent?.depth ?? 0) + 1;
       const maxDepth = Math.min(input.max_depth ?? limits.maxDepth, limits.maxDepth);
@@ -140,23 +179,26 @@ export function createTaskTools(options: TaskToolsOptions): ToolDefinition[] {
           `${running} children are still running in this session (limit ${limits.runningChildrenPerSession}); wait for one with yield_until`,
         );
       }
-      const task = await controlPlane.submitTask({
-        sessionId: ctx.sessionId,
-        runId: ctx.runId,
-        kind: 'agent.spawn',
-        title: input.goal.length > 80 ? `${input.goal.slice(0, 79)}…` : input.goal,
-        notifyPolicy: input.notify_policy,
-        input: {
-          goal: input.goal,
-          ...(input.core_id ? { coreId: input.core_id } : {}),
-          contextMode: input.context_mode,
-          tools: input.tools,
-          inputSlots: input.input_slots,
-          outputSlots: input.output_slots,
-          useBootstrap: input.use_bootstrap,
-          maxDepth,
+      const task = await controlPlane.submitTask(
+        {
+          sessionId: ctx.sessionId,
+          runId: ctx.runId,
+          kind: 'agent.spawn',
+          title: input.goal.length > 80 ? `${input.goal.slice(0, 79)}…` : input.goal,
+          notifyPolicy: input.notify_policy,
+          input: {
+            goal: input.goal,
+            ...(input.core_id ? { coreId: input.core_id } : {}),
+            contextMode: input.context_mode,
+            tools: input.tools,
+            inputSlots: input.input_slots,
+            outputSlots: input.output_slots,
+            useBootstrap: input.use_bootstrap,
+            maxDepth,
+          },
         },
-      });
+        modelIn(ctx),
+      );
       return json({ task_id: task.taskId });
     },
   });
@@ -164,7 +206,9 @@ export function createTaskTools(options: TaskToolsOptions): ToolDefinition[] {
   const taskList = defineTool({
     name: 'task_list',
     description: "Lists this session's detached tasks (delegations, background commands), optionally of one kind.",
-    input: z.object({ kind: z.enum(['agent.spawn', 'terminal.exec', 'evolver.run', 'schedule.fire']).optional() }),
+    input: z.strictObject({
+      kind: z.enum(['agent.spawn', 'terminal.exec', 'evolver.run', 'schedule.fire']).optional(),
+    }),
     effect: 'read',
     idempotent: true,
     async run(input, ctx) {
@@ -176,18 +220,19 @@ export function createTaskTools(options: TaskToolsOptions): ToolDefinition[] {
   const taskStatus = defineTool({
     name: 'task_status',
     description: 'The status of one detached task of this session: status, exit code, summary, error, log tail.',
-    input: z.object({ task_id: z.string().min(1), view: z.enum(['model']).default('model') }),
+    input: z.strictObject({ task_id: z.string().min(1), view: z.enum(['model', 'operator']).default('model') }),
     effect: 'read',
     idempotent: true,
     async run(input, ctx) {
-      return json(modelView(await get(ctx, input.task_id)));
+      const task = await get(ctx, input.task_id);
+      return json(input.view === 'operator' ? operatorView(task) : modelView(task));
     },
   });
 
   const taskControl = defineTool({
     name: 'task_control',
     description: 'Controls a detached task of this session. The only command is "cancel".',
-    input: z.object({ task_id: z.string().min(1), command: z.string().default('cancel') }),
+    input: z.strictObject({ task_id: z.string().min(1), command: z.string().default('cancel') }),
     effect: 'task',
     idempotent: true,
     async run(input, ctx) {
@@ -208,7 +253,7 @@ export function createTaskTools(options: TaskToolsOptions): ToolDefinition[] {
     description:
       'Waits until a detached task of this session ends (up to timeout_seconds) and returns its final status, ' +
       'consuming its completion notice; on timeout returns the current status with timed_out: true.',
-    input: z.object({ task_id: z.string().min(1), timeout_seconds: z.number().positive().max(3600).default(30) }),
+    input: z.strictObject({ task_id: z.string().min(1), timeout_seconds: z.number().positive().max(3600).default(30) }),
     effect: 'read',
     idempotent: true,
     async run(input, ctx) {
@@ -277,18 +322,21 @@ export function withBackgroundShell(
     ...shell,
     async run(input, ctx) {
       if (!input.background) return shell.run(input, ctx);
-      const task = await controlPlane.submitTask({
-        sessionId: ctx.sessionId,
-        runId: ctx.runId,
-        kind: 'terminal.exec',
-        title: input.command.length > 80 ? `${input.command.slice(0, 79)}…` : input.command,
-        input: {
-          command: '/bin/sh',
-          args: ['-c', input.command],
-          cwd: await resolveInWorkspace(ctx.workspaceRoot, input.cwd ?? '.', { mustExist: true }),
-          ...(input.timeout_seconds ? { timeoutSeconds: input.timeout_seconds } : {}),
+      const task = await controlPlane.submitTask(
+        {
+          sessionId: ctx.sessionId,
+          runId: ctx.runId,
+          kind: 'terminal.exec',
+          title: input.command.length > 80 ? `${input.command.slice(0, 79)}…` : input.command,
+          input: {
+            command: '/bin/sh',
+            args: ['-c', input.command],
+            cwd: await resolveInWorkspace(ctx.workspaceRoot, input.cwd ?? '.', { mustExist: true }),
+            ...(input.timeout_seconds ? { timeoutSeconds: input.timeout_seconds } : {}),
+          },
         },
-      });
+        modelIn(ctx),
+      );
       return json({ task_id: task.taskId });
     },
   };

@@ -9,7 +9,12 @@ import type { HomePaths } from '../home.js';
 import type { CommandIo } from '../io.js';
 import { verifyCommand } from './verify.js';
 
-type Step = { content?: string; tool_calls?: { name: string; arguments: Record<string, unknown> }[] };
+type Step = {
+  /** A step of another conversation: the one whose first user message contains this (a child's goal). */
+  match?: string;
+  content?: string;
+  tool_calls?: { name: string; arguments: Record<string, unknown> }[];
+};
 
 interface Chapter {
   readonly title: string;
@@ -88,6 +93,16 @@ export async function demoScenario(paths: HomePaths, options: { json: boolean },
         ],
       },
       { content: 'A child agent and a build are running.' },
+      // The child agent's own conversation (its session starts with its goal).
+      {
+        match: 'List three risks of the Lisbon plan.',
+        content: 'Reading the plan first.',
+        tool_calls: [{ name: 'read_file', arguments: { path: 'notes/plan.md' } }],
+      },
+      {
+        match: 'List three risks of the Lisbon plan.',
+        content: 'Risks: Alfama is steep on foot; Belem queues are long; trams are crowded.',
+      },
     ]);
     try {
       const s = await app.submit({ text: 'Check the plan for risks and run the build.', newSession: true });
@@ -252,6 +267,7 @@ export async function demoScenario(paths: HomePaths, options: { json: boolean },
         `the child host (pid ${child.pid}) was SIGKILLed while run ${runId} ran its shell call`,
         `a new host resumed it: run ${run.state}; ${calls.map((c) => `${c.tool} -> ${c.status}`).join(', ')}`,
         `effects.log has ${effects} line(s): the call was never run twice`,
+        ...(await orphansStopped(app, calls)),
       );
     } finally {
       await app.close();
@@ -294,4 +310,19 @@ export async function demoScenario(paths: HomePaths, options: { json: boolean },
     for (const line of next) io.out(`   ${line}`);
   }
   return code;
+}
+
+/** What the new host's start did with the killed host's still-running shell processes (tool_call.process_stopped). */
+async function orphansStopped(app: DemiurgeApp, calls: readonly ToolCallView[]): Promise<string[]> {
+  const lines: string[] = [];
+  for (const call of calls) {
+    for (const e of await app.store.readStream(call.toolCallId)) {
+      if (e.type !== 'tool_call.process_stopped') continue;
+      const d = e.data as { pid: number; signal: string };
+      lines.push(
+        `its ${call.tool} process group (pid ${d.pid}), left running by the killed host, was stopped (${d.signal})`,
+      );
+    }
+  }
+  return lines;
 }

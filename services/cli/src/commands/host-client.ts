@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import { userInfo } from 'node:os';
 import { DemiurgeError, ErrorCode, type RecordedEvent } from '@demiurge/contracts';
 import { type ConfigOverrides, DemiurgeApp } from '@demiurge/host';
 import {
@@ -203,6 +204,17 @@ const left = (t: { taskId: string; kind: string; title: string }): LeftTask => (
   title: t.title,
 });
 
+/** The person at this CLI: the principal of the runs `run` and `chat` start in this process. */
+export function cliUser(): { kind: 'user'; id: string } {
+  let login: string;
+  try {
+    login = userInfo().username;
+  } catch {
+    login = process.env.USER ?? String(process.getuid?.() ?? 'unknown');
+  }
+  return { kind: 'user', id: `cli:${login}` };
+}
+
 function inProcessClient(app: DemiurgeApp): TurnClient {
   const actor = { kind: 'operator' as const, id: CLI_OWNER };
   const sessions = new Set<string>();
@@ -233,6 +245,7 @@ function inProcessClient(app: DemiurgeApp): TurnClient {
       const sub = app.store.events$.subscribe((e) => (runId ? consider(e) : seen.push(e)));
       try {
         const submitted = await app.submit({
+          actor: cliUser(),
           text,
           ...(options.sessionId ? { sessionId: options.sessionId } : { channel: 'operator', conversationKey: 'cli' }),
           ...(options.plan !== undefined ? { plan: options.plan } : {}),

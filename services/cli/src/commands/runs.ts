@@ -13,6 +13,7 @@ import {
   turnPrefix,
 } from '@demiurge/projector-runs';
 import { SessionCollections, type TurnView } from '@demiurge/projector-sessions';
+import { ADMIN_CLI_ACTOR } from '@demiurge/sessions';
 import { describeLease, orDash, shorten, shortJson, table } from '../format.js';
 import { resolveHome } from '../home.js';
 import type { CommandIo } from '../io.js';
@@ -170,7 +171,9 @@ export async function runsShow(id: string, o: JsonOptions, io: CommandIo): Promi
 
 /** `demiurge runs cancel ID`: asks the run to stop (RunRuntime.requestCancel, as the operator `cli`). */
 export function runsCancel(id: string, o: RunReasonOptions, io: CommandIo): Promise<void> {
-  return runsControl(id, o, io, (rt) => rt.runs.requestCancel(id, o.reason ?? 'cancelled by the operator (cli)'));
+  return runsControl(id, o, io, (rt) =>
+    rt.runs.requestCancel(id, o.reason ?? 'cancelled by the operator (cli)', ADMIN_CLI_ACTOR),
+  );
 }
 
 /** `demiurge runs pause ID`. */
