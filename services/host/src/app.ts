@@ -12,6 +12,12 @@ import {
 } from '@demiurge/delivery';
 import type { EventStore } from '@demiurge/event-store';
 import { openSqliteEventStore } from '@demiurge/event-store-sqlite';
+import {
+  type DeliveryStatusEntry,
+  deliveryStatusPrefix,
+  OutboxCollections,
+  outboxProjector,
+} from '@demiurge/projector-outbox';
 import { RunsCollections, type RunView, runsProjector } from '@demiurge/projector-runs';
 import { type ModelProvider, providerFromConfig } from '@demiurge/providers';
 import { SchedulerRuntime } from '@demiurge/scheduler';
@@ -23,6 +29,7 @@ import { createAgentSpawnHandler } from './agent-spawn.js';
 import { type ConfigOverrides, type HostConfig, loadConfig } from './config.js';
 import { hostIdentity, isHostAlive } from './host-identity.js';
 import { hostProjectors } from './projectors.js';
+import { watchRunCommands } from './run-resumer.js';
 import { createSlotHooks } from './slot-hooks.js';
 
 /** The bundled default Agent Core: `agent/` at the repository root. */
@@ -104,6 +111,7 @@ export const storePath = (home: string) => join(home, 'runtime', 'runtime.sqlite
 export class DemiurgeApp {
   readonly pushes$ = new Subject<OperatorPush>();
   private closing: Promise<void> | undefined;
+  private closePhase = 'not closing';
   private readonly turns = new Set<Promise<unknown>>();
   private readonly loops: { close(): Promise<void> }[] = [];
   private dispatcherLoop: { close(): Promise<void> } | undefined;
@@ -169,8 +177,8 @@ export class DemiurgeApp {
       const core = await loadCore(resolve(config.core ?? DEFAULT_CORE_DIR));
       const workspace = realpathSync(resolve(config.workspace ?? process.cwd()));
       const background = new BackgroundWorkRuntime({
-        onError: (err: unknown) => process.stderr.write(`demiurge: background: ${(err as Error).message}\n`),
-      } as never);
+        onError: (failure) => process.stderr.write(`demiurge: background ${describeFailure(failure)}\n`),
+      });
       let slotHooks: TurnHooks | undefined;
       let worker: RuntimeTaskWorker | undefined;
       const runtime = createTurnRuntime({
@@ -355,16 +363,48 @@ export class DemiurgeApp {
    */
   close(): Promise<void> {
     this.closing ??= (async () => {
+      this.closePhase = 'stopping the background loops (tasks, scheduler)';
       for (const loop of this.loops.filter((l) => l !== this.dispatcherLoop)) await loop.close().catch(() => undefined);
+      this.closePhase = 'draining running turns';
       await this.runtime.engine.close({ drainMs: 2_000 });
+      this.closePhase = 'stopping detached tasks';
       await this.worker.close();
+      this.closePhase = 'settling turns';
       await Promise.allSettled([...this.turns]);
+      this.closePhase = 'finishing the delivery round in flight';
       if (this.dispatcherLoop) await this.dispatcherLoop.close().catch(() => undefined);
+      this.closePhase = 'draining background work (parallel slots)';
       await this.background.drain(5_000);
       this.pushes$.complete();
+      this.closePhase = 'closing the store';
       await this.store.close();
+      this.closePhase = 'closed';
     })();
     return this.closing;
+  }
+
+  /**
+   * What a close that has not finished is waiting for, for a person: the phase, then the runs this host still
+   * drives, its detached tasks, deliveries being sent and background work still running.
+   */
+  async closeStatus(): Promise<string> {
+    const parts: string[] = [];
+    const runs = this.runtime.engine.liveRuns();
+    if (runs.length > 0) parts.push(`runs ${runs.join(', ')}`);
+    const tasks = this.worker.activeTaskIds();
+    if (tasks.length > 0) parts.push(`tasks ${tasks.join(', ')}`);
+    let sending: DeliveryStatusEntry[] = [];
+    try {
+      sending = await this.store
+        .projection(outboxProjector.name)
+        .list<DeliveryStatusEntry>(OutboxCollections.byStatus, { prefix: deliveryStatusPrefix('sending') });
+    } catch {
+      // the store is closed already: nothing is being sent
+    }
+    if (sending.length > 0) parts.push(`deliveries ${sending.map((d) => d.deliveryId).join(', ')}`);
+    const background = this.background.active();
+    if (background.length > 0) parts.push(`background work ${background.map((b) => b.name).join(', ')}`);
+    return `${this.closePhase}${parts.length > 0 ? `: ${parts.join('; ')}` : ''}`;
   }
 
   private bindRoutes(sessionId: string): void {
@@ -394,10 +434,23 @@ export class DemiurgeApp {
   }
 
   private startLoops(): void {
+    const commands = watchRunCommands({
+      store: this.store,
+      engine: this.runtime.engine,
+      runs: this.runtime.runs,
+      owner: this.owner,
+      clock: this.clock,
+      isHostAlive,
+      closing: () => this.isClosing,
+      track: (outcome) => this.track(outcome),
+      onError: (runId, error) =>
+        process.stderr.write(`demiurge: ${describeFailure({ name: `continuing run ${runId}`, error })}\n`),
+    });
+    this.loops.push({ close: async () => commands.close() });
     const dispatcher = new BackgroundDispatcher({
       runtime: this.delivery,
       intervalMs: this.config.delivery.poll_ms,
-      onError: (err) => process.stderr.write(`demiurge: delivery: ${(err as Error).message}\n`),
+      onError: (error) => process.stderr.write(`demiurge: ${describeFailure({ name: 'delivery', error })}\n`),
     });
     dispatcher.start();
     this.loops.push(dispatcher);
@@ -430,7 +483,7 @@ export class DemiurgeApp {
       clearTimeout(timer);
       running = running
         .then(round)
-        .catch((err: Error) => process.stderr.write(`demiurge: ${name}: ${err.message}\n`))
+        .catch((error: unknown) => process.stderr.write(`demiurge: ${describeFailure({ name, error })}\n`))
         .finally(() => {
           if (!stopped) timer = setTimeout(run, ms);
         });
@@ -446,6 +499,16 @@ export class DemiurgeApp {
       },
     };
   }
+}
+
+/** `<what>: <ErrorName>: <message>` for a stderr line: what failed and why (never `undefined`). */
+export function describeFailure(failure: { readonly name: string; readonly error: unknown }): string {
+  const { error } = failure;
+  const why =
+    error instanceof Error
+      ? `${error.name}${(error as { code?: unknown }).code ? ` (${String((error as { code?: unknown }).code)})` : ''}: ${error.message || 'no message'}`
+      : `a non-error value was thrown: ${typeof error === 'string' ? error : JSON.stringify(error) ?? String(error)}`;
+  return `${failure.name}: ${why}`;
 }
 
 /** The directory the store of a home lives in. */
