@@ -1,3 +1,4 @@
+export { type CleanupError, cleanupErrorOf, describeCleanupError } from './cleanup-error.js';
 export { type ArtifactSink, type OpenArtifact, openArtifactFile, taskArtifactDir } from './artifact-file.js';
 export {
   ExclusiveScopeBusyError,

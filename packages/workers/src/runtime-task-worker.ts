@@ -15,6 +15,7 @@ import {
 } from './errors.js';
 import { type LiveTask, type StartResult, startLive } from './live-task.js';
 import { scopesOverlap } from './scopes.js';
+import { cleanupErrorOf, describeCleanupError } from './cleanup-error.js';
 import { commitOutcome, type OrphanEnding, settleOrphan } from './settlement.js';
 import type { TaskOutcome } from './task-handler.js';
 import { isFinished, readTaskLogs, type TaskLogs, waitForTask } from './task-reads.js';
@@ -306,11 +307,18 @@ export class RuntimeTaskWorker {
       let outcome: TaskOutcome;
       if ('outcome' in how) outcome = how.outcome;
       else if ('running' in result) {
-        outcome = await result.running.stop(how.cancel);
+        try {
+          outcome = await result.running.stop(how.cancel);
+        } catch (error) {
+          // The handler's cleanup threw: the task is cancelled at once all the same, the error recorded.
+          const cleanupError = cleanupErrorOf(error);
+          outcome = { status: 'cancelled', reason: `${how.cancel} (${describeCleanupError(cleanupError)})`, cleanupError };
+        }
       } else outcome = result.outcome;
       try {
         return this.announce(await commitOutcome(this.options.controlPlane, ref, outcome));
       } finally {
+        live.facts.seal(); // nothing more lands on an ended task (a cleanup that failed may leave output coming)
         this.live.delete(ref.taskId);
       }
     })();

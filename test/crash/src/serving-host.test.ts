@@ -1,0 +1,169 @@
+import { appendFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { demiurge, sleep, tempDir, within } from './cli.js';
+import type { LogRow } from './log-reader.js';
+import { ServedHome } from './served-home.js';
+import { SLOW_OUTPUT_ENV, writeSlowCore } from './slow-core.js';
+import { verifyHome } from './store-checks.js';
+
+let served: ServedHome | undefined;
+const cleanups: (() => void | Promise<unknown>)[] = [];
+afterEach(async () => {
+  await served?.dispose();
+  served = undefined;
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+/** A shell command that runs until the test creates `go` in the workspace (its working directory). */
+const UNTIL_GO = 'while [ ! -f go ]; do sleep 0.05; done';
+
+const ended = (rows: LogRow[]) =>
+  rows.filter((e) => ['turn.completed', 'turn.failed', 'turn.cancelled'].includes(e.type));
+
+/** The run of the first call of `tool` in the log, once it started. */
+async function startedCall(home: ServedHome, tool: string): Promise<{ runId: string; callId: string; turnId: string }> {
+  const requested = await home.reader.waitFor(`a ${tool} call`, (e) => e.type === 'tool_call.requested' && e.data.tool === tool);
+  await home.reader.waitFor(
+    `the ${tool} call to start`,
+    (e) => e.streamId === requested.streamId && e.type === 'tool_call.started',
+  );
+  return {
+    runId: requested.data.runId as string,
+    callId: requested.streamId,
+    turnId: requested.data.turnId as string,
+  };
+}
+
+describe('pause, resume and cancel on a serving host (issue 13)', () => {
+  it('runs pause lets the running call finish and be recorded; runs resume (another CLI process) continues the run and the waiting run client prints its answer; verify is clean at every step', async () => {
+    served = await ServedHome.start({
+      // A short lease: the pause outlives it, so a paused owner that stopped heartbeating would show in verify.
+      runLeaseMs: 3_000,
+      script: [
+        { content: 'Checking slowly.', tool_calls: [{ name: 'shell', arguments: { command: `${UNTIL_GO}; echo checked` } }] },
+        { content: 'All checked, after the pause.' },
+      ],
+    });
+    const home = served.home;
+    const client = demiurge(['run', 'check it', '--home', home.dir], { cwd: home.workspace });
+    const { runId, callId, turnId } = await startedCall(served, 'shell');
+
+    const paused = await demiurge(['runs', 'pause', runId, '--reason', 'lunch', '--home', home.dir]);
+    expect(paused.code).toBe(0);
+    expect(paused.stdout).toContain(`run ${runId}: paused (lunch)`);
+    // The call in flight is still running when the pause is recorded: now let it finish.
+    expect(served.types(callId)).toEqual(['tool_call.requested', 'tool_call.started']);
+    writeFileSync(join(home.workspace, 'go'), '');
+    // The call in flight is not aborted: it completes and its result is recorded.
+    const outcome = await served.reader.waitFor(
+      'the shell call to settle',
+      (e) => e.streamId === callId && !['tool_call.requested', 'tool_call.started'].includes(e.type),
+    );
+    expect(outcome.type).toBe('tool_call.succeeded');
+    expect(outcome.data.output).toContain('checked');
+    // Paused at the step boundary, past the lease length: no model round, the client still waits, verify clean.
+    await sleep(4_000);
+    expect(served.types(runId).filter((t) => !t.startsWith('run.owner_heartbeat'))).not.toContain('run.completed');
+    expect(served.reader.stream(turnId).filter((e) => e.type === 'turn.model_responded')).toHaveLength(1);
+    expect(ended(served.reader.stream(turnId))).toEqual([]);
+    expect(await within(client, 0)).toBe(false);
+    expect(await verifyHome(home.dir)).toMatchObject({ ok: true, problems: [] });
+
+    const resumed = await demiurge(['runs', 'resume', runId, '--home', home.dir]);
+    expect(resumed.code).toBe(0);
+    expect(resumed.stdout).toContain(`run ${runId}: running`);
+    const answered = await client;
+    expect([answered.code, answered.stdout, answered.stderr]).toEqual([0, 'All checked, after the pause.\n', '']);
+    expect(served.types(callId)).toEqual(['tool_call.requested', 'tool_call.started', 'tool_call.succeeded']);
+    expect(served.types(runId).filter((t) => t !== 'run.owner_heartbeat' && t !== 'run.checkpointed')).toEqual([
+      'run.queued',
+      'run.started',
+      'run.owner_claimed',
+      'run.paused',
+      'run.resumed',
+      'run.completed',
+    ]);
+    expect(await verifyHome(home.dir)).toMatchObject({ ok: true, problems: [] });
+  });
+
+  it('a run paused when its host stopped is continued by the next serving host when resumed from the CLI', async () => {
+    served = await ServedHome.start({
+      script: [
+        { content: 'Step one.', tool_calls: [{ name: 'shell', arguments: { command: UNTIL_GO } }] },
+        { content: 'Finished by the next host.' },
+      ],
+    });
+    const home = served.home;
+    const gateway = await served.gateway();
+    const ids = await gateway.request('operator.submit', { text: 'do it' });
+    const { runId, callId } = await startedCall(served, 'shell');
+    const paused = await demiurge(['runs', 'pause', runId, '--home', home.dir]);
+    expect([paused.code, paused.stderr]).toEqual([0, '']);
+    writeFileSync(join(home.workspace, 'go'), '');
+    await served.reader.waitFor('the call to succeed', (e) => e.streamId === callId && e.type === 'tool_call.succeeded');
+    expect((await served.stop('SIGTERM')).code).toBe(0);
+    // Nobody owns the paused run now: that is no finding (it waits for an explicit resume).
+    expect(await verifyHome(home.dir)).toMatchObject({ ok: true, problems: [] });
+
+    await served.restart();
+    const resumed = await demiurge(['runs', 'resume', runId, '--home', home.dir]);
+    expect(resumed.code).toBe(0);
+    const end = await served.turnEnd(ids.turn_id);
+    expect(end.type).toBe('turn.completed');
+    expect(served.types(callId)).toEqual(['tool_call.requested', 'tool_call.started', 'tool_call.succeeded']);
+    expect(await verifyHome(home.dir)).toMatchObject({ ok: true, problems: [] });
+  });
+
+  it('runs cancel from another CLI process stops the call in flight at once and ends the run; verify is clean', async () => {
+    served = await ServedHome.start({
+      script: [{ content: 'Waiting.', tool_calls: [{ name: 'shell', arguments: { command: 'sleep 30' } }] }],
+    });
+    const home = served.home;
+    const client = demiurge(['run', 'wait a while', '--home', home.dir], { cwd: home.workspace });
+    const { runId, callId, turnId } = await startedCall(served, 'shell');
+    const started = Date.now();
+    expect((await demiurge(['runs', 'cancel', runId, '--reason', 'not needed', '--home', home.dir])).code).toBe(0);
+    const answered = await client;
+    expect(Date.now() - started).toBeLessThan(15_000);
+    expect(answered.code).toBe(1);
+    expect(answered.stderr).toContain('the turn cancelled');
+    expect(served.types(callId).at(-1)).toBe('tool_call.cancelled');
+    expect(served.types(turnId).at(-1)).toBe('turn.cancelled');
+    expect(served.types(runId).at(-1)).toBe('run.cancelled');
+    expect(await verifyHome(home.dir)).toMatchObject({ ok: true, problems: [] });
+  });
+});
+
+describe('shutdown deadline (issue 13)', () => {
+  it('SIGTERM with a stuck turn: serve exits 1 within its deadline, naming the phase and the run it waited for; the next host finishes the turn', async () => {
+    const coreDir = tempDir('demiurge-slow-core-');
+    cleanups.push(coreDir.remove);
+    const core = writeSlowCore(coreDir.path);
+    served = await ServedHome.start({ core, script: [{ content: 'The answer, held back.' }] });
+    const home = served.home;
+    // A shutdown deadline of 1.5 s, and an output slot that holds the answer for 60 s (it ignores aborts).
+    await served.stop('SIGKILL');
+    appendFileSync(`${home.dir}/config.yaml`, 'shutdown:\n  deadline_ms: 1500\n');
+    const host = await served.restart({ [SLOW_OUTPUT_ENV]: '60000' });
+    const gateway = await served.gateway();
+    const ids = await gateway.request('operator.submit', { text: 'answer slowly' });
+    await served.reader.waitFor(
+      'the slow output slot to start',
+      (e) => e.type === 'slot.started' && e.data.slotId === 'slow_output',
+    );
+    const started = Date.now();
+    process.kill(host.pid, 'SIGTERM');
+    const exit = await host.exited;
+    const took = Date.now() - started;
+    expect(exit).toEqual({ code: 1, signal: null });
+    expect(took).toBeLessThan(6_000); // the deadline (1.5 s) plus the engine's own drain (2 s) and start-up slack
+    expect(host.stderr()).toContain('demiurge: shutdown did not finish within 1500 ms (shutdown.deadline_ms)');
+    expect(host.stderr()).toMatch(new RegExp(`still waiting for draining running turns: runs ${ids.run_id}`));
+
+    // The next host recovers the run its owner left and finishes the turn.
+    await served.restart();
+    expect((await served.turnEnd(ids.turn_id)).type).toBe('turn.completed');
+    expect(await verifyHome(home.dir)).toMatchObject({ ok: true, problems: [] });
+  });
+});
