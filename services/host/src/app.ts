@@ -22,11 +22,12 @@ import { RunsCollections, type RunView, runsProjector } from '@demiurge/projecto
 import { type ModelProvider, providerFromConfig } from '@demiurge/providers';
 import { SchedulerRuntime } from '@demiurge/scheduler';
 import { type AgentCore, BackgroundWorkRuntime, loadCore } from '@demiurge/slots';
-import { createTurnRuntime, type TurnHooks, type TurnOutcome, type TurnRuntime } from '@demiurge/turn-engine';
+import { createTurnRuntime, type TurnOutcome, type TurnRuntime } from '@demiurge/turn-engine';
 import { RuntimeTaskWorker, terminalExecHandler, workerTaskKinds } from '@demiurge/workers';
 import { filter, Subject } from 'rxjs';
 import { createAgentSpawnHandler } from './agent-spawn.js';
 import { type ConfigOverrides, type HostConfig, loadConfig } from './config.js';
+import { describeFailure } from './describe-failure.js';
 import { hostIdentity, isHostAlive } from './host-identity.js';
 import { hostProjectors } from './projectors.js';
 import { watchRunCommands } from './run-resumer.js';
@@ -179,7 +180,7 @@ export class DemiurgeApp {
       const background = new BackgroundWorkRuntime({
         onError: (failure) => process.stderr.write(`demiurge: background ${describeFailure(failure)}\n`),
       });
-      let slotHooks: TurnHooks | undefined;
+      let slotHooks: ReturnType<typeof createSlotHooks> | undefined;
       let worker: RuntimeTaskWorker | undefined;
       const runtime = createTurnRuntime({
         store,
@@ -213,6 +214,13 @@ export class DemiurgeApp {
         background,
         workspaceRoot: workspace,
       });
+      // Slot modules are imported before the first turn, not under load (where a first import can outlast a
+      // short slot timeout). A module that cannot be imported fails its slot runs as before.
+      for (const failure of await slotHooks.preload()) {
+        process.stderr.write(
+          `demiurge: ${describeFailure({ name: `importing slot ${failure.slotId} of core ${core.id}`, error: failure.error })}\n`,
+        );
+      }
       worker = new RuntimeTaskWorker({
         store,
         clock,
@@ -499,16 +507,6 @@ export class DemiurgeApp {
       },
     };
   }
-}
-
-/** `<what>: <ErrorName>: <message>` for a stderr line: what failed and why (never `undefined`). */
-export function describeFailure(failure: { readonly name: string; readonly error: unknown }): string {
-  const { error } = failure;
-  const why =
-    error instanceof Error
-      ? `${error.name}${(error as { code?: unknown }).code ? ` (${String((error as { code?: unknown }).code)})` : ''}: ${error.message || 'no message'}`
-      : `a non-error value was thrown: ${typeof error === 'string' ? error : JSON.stringify(error) ?? String(error)}`;
-  return `${failure.name}: ${why}`;
 }
 
 /** The directory the store of a home lives in. */

@@ -9,6 +9,7 @@ export {
   storePath,
 } from './app.js';
 export { ConfigError, type ConfigOverrides, configPath, HostConfig, loadConfig } from './config.js';
+export { describeFailure } from './describe-failure.js';
 export { createOperatorBackend, serveGatewaySocket, serveGatewayStdio } from './gateway.js';
 export { hostIdentity, isHostAlive } from './host-identity.js';
 export { hostProjectors } from './projectors.js';

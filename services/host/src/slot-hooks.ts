@@ -7,6 +7,7 @@ import {
   type AgentCore,
   type BackgroundWorkRuntime,
   createDeliveryIntents,
+  createSlotModuleLoader,
   type DeliverFn,
   SlotRuntime,
 } from '@demiurge/slots';
@@ -58,8 +59,13 @@ export function selectCore(core: AgentCore, selection: TurnSelection | null): Ag
  * turn is admitted; the output slots with the answer before the turn completes. A send is recorded at
  * most once per (turn, text): an output phase that runs again after a crash finds its earlier send.
  */
-export function createSlotHooks(options: SlotHooksOptions): TurnHooks {
+export function createSlotHooks(options: SlotHooksOptions): TurnHooks & {
+  /** Imports every slot module of the core now (see {@link SlotRuntime.preload}); failures are returned. */
+  preload(): Promise<{ readonly slotId: string; readonly error: unknown }[]>;
+} {
   const runtimes = new Map<string, SlotRuntime>();
+  // One module cache for every selection's runtime: each slot module is imported once per host.
+  const modules = createSlotModuleLoader();
   const inner = createDeliveryIntents({
     store: options.store,
     ids: options.ids,
@@ -85,6 +91,7 @@ export function createSlotHooks(options: SlotHooksOptions): TurnHooks {
         core: selectCore(options.core, selection),
         sessions: options.sessions,
         deliver,
+        modules,
         background: options.background,
         workspaceRoot: options.workspaceRoot,
         ...(options.onLog
@@ -96,6 +103,7 @@ export function createSlotHooks(options: SlotHooksOptions): TurnHooks {
     return runtime;
   };
   return {
+    preload: () => runtimeFor(null).preload(),
     async input(turn) {
       const slots = runtimeFor(turn.selection);
       if (!turn.selection || turn.selection.bootstrap)

@@ -1,5 +1,6 @@
-import { appendFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, cpSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { DEFAULT_CORE_DIR } from '@demiurge/host';
 import { afterEach, describe, expect, it } from 'vitest';
 import { demiurge, sleep, tempDir, within } from './cli.js';
 import type { LogRow } from './log-reader.js';
@@ -165,5 +166,54 @@ describe('shutdown deadline (issue 13)', () => {
     await served.restart();
     expect((await served.turnEnd(ids.turn_id)).type).toBe('turn.completed');
     expect(await verifyHome(home.dir)).toMatchObject({ ok: true, problems: [] });
+  });
+});
+
+/**
+ * The bundled core plus a parallel output slot whose module takes 2 s to import (top-level await) and that
+ * may run for 1 s: imported on first use, the import alone outlasts the timeout.
+ */
+function writeSlowImportCore(dir: string): string {
+  cpSync(DEFAULT_CORE_DIR, dir, { recursive: true });
+  const slot = join(dir, 'output', 'slow_import');
+  mkdirSync(slot, { recursive: true });
+  writeFileSync(
+    join(slot, 'slot.yaml'),
+    ['entrypoint: module.mjs', 'description: Slow to import.', 'timeout_seconds: 1', 'failure_policy: soft', ''].join(
+      '\n',
+    ),
+  );
+  writeFileSync(
+    join(slot, 'module.mjs'),
+    'await new Promise((resolve) => setTimeout(resolve, 2000));\nexport default async function slowImport(ctx) {\n  ctx.log("ran");\n}\n',
+  );
+  const pipelines = join(dir, 'pipelines.yaml');
+  const text = readFileSync(pipelines, 'utf8');
+  const changed = text.replace('parallel: [audit_log]', 'parallel: [audit_log, slow_import]');
+  if (changed === text) throw new Error(`cannot find the output parallel list in ${pipelines}`);
+  writeFileSync(pipelines, changed);
+  return dir;
+}
+
+describe('slot runs under load (issue 13)', () => {
+  it('slot modules are imported when the host starts, not by the first turn: a slow import does not time out its slot runs', async () => {
+    const coreDir = tempDir('demiurge-slow-import-core-');
+    cleanups.push(coreDir.remove);
+    served = await ServedHome.start({ core: writeSlowImportCore(coreDir.path), script: [] });
+    const gateway = await served.gateway();
+    const turns = [];
+    for (let i = 0; i < 3; i++) turns.push(await gateway.request('operator.submit', { text: `hello ${i}` }));
+    for (const t of turns) expect((await served.turnEnd(t.turn_id)).type).toBe('turn.completed');
+    const slowRuns = served.reader
+      .events(1, 'slot.started')
+      .filter((e) => e.data.slotId === 'slow_import')
+      .map((e) => e.streamId);
+    expect(slowRuns).toHaveLength(3);
+    for (const id of slowRuns) {
+      const end = await served.reader.waitFor(`the end of ${id}`, (e) => e.streamId === id && e.type !== 'slot.started');
+      expect(end.type).toBe('slot.finished');
+    }
+    expect(served.reader.events(1, 'slot.timed_out')).toEqual([]);
+    expect(served.host.stderr()).not.toContain('undefined');
   });
 });
