@@ -14,6 +14,7 @@ export {
   type DeliverFn,
   type DeliveryIntent,
   type DeliveryIntentsOptions,
+  type SessionDeliveryRoute,
 } from './delivery-intents.js';
 export {
   CoreLoadError,

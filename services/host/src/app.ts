@@ -30,6 +30,7 @@ import { type ConfigOverrides, type HostConfig, loadConfig } from './config.js';
 import { describeFailure } from './describe-failure.js';
 import { hostIdentity, isHostAlive } from './host-identity.js';
 import { hostProjectors } from './projectors.js';
+import { SCHEDULE_CHANNEL, scheduledRouteOf } from './schedule-delivery.js';
 import { watchRunCommands } from './run-resumer.js';
 import { createSlotHooks } from './slot-hooks.js';
 
@@ -213,6 +214,7 @@ export class DemiurgeApp {
         host: runtime.host,
         background,
         workspaceRoot: workspace,
+        routeOf: (sessionId) => scheduledRouteOf(store, runtime.sessions, sessionId),
       });
       // Slot modules are imported before the first turn, not under load (where a first import can outlast a
       // short slot timeout). A module that cannot be imported fails its slot runs as before.
@@ -251,7 +253,7 @@ export class DemiurgeApp {
         schedules: core.dir,
         startSession: async (spec) => {
           const { session } = await runtime.sessions.resolve(
-            { coreId: spec.coreId, channel: 'schedule', conversationKey: spec.fireKey },
+            { coreId: spec.coreId, channel: SCHEDULE_CHANNEL, conversationKey: spec.fireKey },
             { title: spec.title },
           );
           return { sessionId: session.sessionId };

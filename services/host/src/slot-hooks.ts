@@ -9,6 +9,7 @@ import {
   createDeliveryIntents,
   createSlotModuleLoader,
   type DeliverFn,
+  type DeliveryIntentsOptions,
   SlotRuntime,
 } from '@demiurge/slots';
 import type { TurnHooks, TurnSelection } from '@demiurge/turn-engine';
@@ -23,6 +24,8 @@ export interface SlotHooksOptions {
   readonly background: BackgroundWorkRuntime;
   readonly workspaceRoot: string;
   readonly onLog?: (line: string) => void;
+  /** Where a session's sends go when the host decides it (scheduled fires), see `createDeliveryIntents`. */
+  readonly routeOf?: DeliveryIntentsOptions['routeOf'];
 }
 
 const pick = (
@@ -71,6 +74,7 @@ export function createSlotHooks(options: SlotHooksOptions): TurnHooks & {
     ids: options.ids,
     host: options.host,
     sessions: options.sessions,
+    ...(options.routeOf ? { routeOf: options.routeOf } : {}),
   });
   const deliver: DeliverFn = async (intent) => {
     if (intent.turnId) {

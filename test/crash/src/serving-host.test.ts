@@ -217,3 +217,74 @@ describe('slot runs under load (issue 13)', () => {
     expect(served.host.stderr()).not.toContain('undefined');
   });
 });
+
+/** The bundled core plus two schedules firing every second: `quiet` (no `delivery`) and `loud` (`delivery: operator`). */
+function writeScheduledCore(dir: string): string {
+  cpSync(DEFAULT_CORE_DIR, dir, { recursive: true });
+  mkdirSync(join(dir, 'schedules'), { recursive: true });
+  writeFileSync(join(dir, 'schedules', 'quiet.yaml'), 'cron: "* * * * * *"\nprompt: note the time quietly\n');
+  writeFileSync(
+    join(dir, 'schedules', 'loud.yaml'),
+    'cron: "* * * * * *"\nprompt: tell the operator\ndelivery: operator\n',
+  );
+  return dir;
+}
+
+interface InstanceDoc {
+  readonly scheduleId: string;
+  readonly status: string;
+  readonly sessionId: string | null;
+}
+
+describe('scheduled fires (issue 13)', () => {
+  it('without delivery the answer is recorded in the fire session and sent nowhere; with delivery: operator connected operator clients get it', async () => {
+    const coreDir = tempDir('demiurge-scheduled-core-');
+    cleanups.push(coreDir.remove);
+    served = await ServedHome.start({ core: writeScheduledCore(coreDir.path), script: [] });
+    const home = served.home;
+    await served.stop('SIGKILL');
+    const config = readFileSync(join(home.dir, 'config.yaml'), 'utf8');
+    writeFileSync(
+      join(home.dir, 'config.yaml'),
+      config.replace('scheduler:\n  enabled: false', 'scheduler:\n  enabled: true\n  tick_ms: 200'),
+    );
+    await served.restart();
+    const gateway = await served.gateway();
+    const delivered: { session_id: string; text: string }[] = [];
+    const sub = gateway.events$.subscribe((e) => {
+      if (e.event === 'operator.deliver') delivered.push(e.payload as { session_id: string; text: string });
+    });
+    cleanups.push(() => sub.unsubscribe());
+    const completed = (scheduleId: string) =>
+      served!.reader
+        .docs<InstanceDoc>('schedule-instances', 'instances')
+        .filter((i) => i.scheduleId === scheduleId && i.status === 'completed' && i.sessionId);
+    const deadline = Date.now() + 30_000;
+    while (Date.now() < deadline) {
+      const loudSessions = new Set(completed('loud').map((i) => i.sessionId));
+      if (completed('quiet').length >= 2 && delivered.some((d) => loudSessions.has(d.session_id))) break;
+      await sleep(100);
+    }
+    const quiet = completed('quiet');
+    const loud = completed('loud');
+    expect(quiet.length).toBeGreaterThanOrEqual(2);
+    expect(loud.length).toBeGreaterThanOrEqual(1);
+    // With `delivery: operator`: the connected client got the answer of a fire, as operator.deliver.
+    const loudSessions = new Set(loud.map((i) => i.sessionId));
+    expect(delivered.filter((d) => loudSessions.has(d.session_id)).length).toBeGreaterThanOrEqual(1);
+    // Without `delivery`: the answer is in the fire's own session, and nothing was queued to send.
+    const queued = served.reader.events(1, 'delivery.queued').map((e) => e.data.sessionId);
+    for (const fire of quiet) {
+      const answers = served.reader
+        .stream(fire.sessionId!)
+        .filter((e) => e.type === 'message.recorded' && e.data.role === 'assistant');
+      expect(answers).toHaveLength(1);
+      expect(queued).not.toContain(fire.sessionId);
+    }
+    expect(served.reader.events(1, 'delivery.unrouted')).toEqual([]);
+    const status = await demiurge(['status', '--json', '--home', home.dir]);
+    expect(status.code).toBe(0);
+    expect((JSON.parse(status.stdout) as { lastError: unknown }).lastError).toBeNull();
+    expect(delivered.some((d) => quiet.some((q) => q.sessionId === d.session_id))).toBe(false);
+  });
+});
