@@ -6,6 +6,7 @@ import {
   type TaskView,
   taskBoardProjector,
 } from '@demiurge/projector-task-board';
+import { cleanupErrorOf, describeCleanupError } from './cleanup-error.js';
 import {
   ExclusiveScopeBusyError,
   NoTaskHandlerError,
@@ -15,7 +16,6 @@ import {
 } from './errors.js';
 import { type LiveTask, type StartResult, startLive } from './live-task.js';
 import { scopesOverlap } from './scopes.js';
-import { cleanupErrorOf, describeCleanupError } from './cleanup-error.js';
 import { commitOutcome, type OrphanEnding, settleOrphan } from './settlement.js';
 import type { TaskOutcome } from './task-handler.js';
 import { isFinished, readTaskLogs, type TaskLogs, waitForTask } from './task-reads.js';
@@ -312,7 +312,11 @@ export class RuntimeTaskWorker {
         } catch (error) {
           // The handler's cleanup threw: the task is cancelled at once all the same, the error recorded.
           const cleanupError = cleanupErrorOf(error);
-          outcome = { status: 'cancelled', reason: `${how.cancel} (${describeCleanupError(cleanupError)})`, cleanupError };
+          outcome = {
+            status: 'cancelled',
+            reason: `${how.cancel} (${describeCleanupError(cleanupError)})`,
+            cleanupError,
+          };
         }
       } else outcome = result.outcome;
       try {

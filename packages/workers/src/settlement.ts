@@ -62,7 +62,11 @@ export async function settleOrphan(view: TaskView, how: OrphanEnding, deps: Orph
   }
   const outcome: TaskOutcome =
     'cancel' in how
-      ? { status: 'cancelled', reason: `${how.cancel} (its owner is gone; ${what})`, ...(cleanupError ? { cleanupError } : {}) }
+      ? {
+          status: 'cancelled',
+          reason: `${how.cancel} (its owner is gone; ${what})`,
+          ...(cleanupError ? { cleanupError } : {}),
+        }
       : {
           status: 'failed',
           error: {

@@ -122,7 +122,11 @@ export class TerminalRun implements RunningTask {
         clearTimeout(this.flushTimer);
         const cleanupError = cleanupErrorOf(error);
         if (ending.kind === 'cancel') {
-          return { status: 'cancelled', reason: `${ending.reason} (${describeCleanupError(cleanupError)})`, cleanupError };
+          return {
+            status: 'cancelled',
+            reason: `${ending.reason} (${describeCleanupError(cleanupError)})`,
+            cleanupError,
+          };
         }
         return {
           status: 'failed',

@@ -133,7 +133,10 @@ describe('cancel', () => {
     const refused: KillFn = () => {
       throw Object.assign(new Error('kill EPERM'), { code: 'EPERM', syscall: 'kill' });
     };
-    h = await openHarness({ graceMs: 5_000, handlers: { 'terminal.exec': createTerminalExecHandler({ kill: refused }) } });
+    h = await openHarness({
+      graceMs: 5_000,
+      handlers: { 'terminal.exec': createTerminalExecHandler({ kill: refused }) },
+    });
     const ref = await h.run({ command: 'sleep', args: ['60'] });
     const pid = (await h.worker.getTask(ref)).process!.pid;
     try {

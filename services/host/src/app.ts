@@ -30,8 +30,8 @@ import { type ConfigOverrides, type HostConfig, loadConfig } from './config.js';
 import { describeFailure } from './describe-failure.js';
 import { hostIdentity, isHostAlive } from './host-identity.js';
 import { hostProjectors } from './projectors.js';
-import { SCHEDULE_CHANNEL, scheduledRouteOf } from './schedule-delivery.js';
 import { watchRunCommands } from './run-resumer.js';
+import { SCHEDULE_CHANNEL, scheduledRouteOf } from './schedule-delivery.js';
 import { createSlotHooks } from './slot-hooks.js';
 
 /** The bundled default Agent Core: `agent/` at the repository root. */

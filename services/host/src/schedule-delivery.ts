@@ -35,7 +35,10 @@ export async function scheduledRouteOf(
     if (instance?.sessionId !== sessionId) continue;
     const delivery = instance.definition?.delivery;
     if (!delivery) return null;
-    return { channel: delivery.channel, ...(delivery.conversation_key ? { conversationKey: delivery.conversation_key } : {}) };
+    return {
+      channel: delivery.channel,
+      ...(delivery.conversation_key ? { conversationKey: delivery.conversation_key } : {}),
+    };
   }
   return null;
 }

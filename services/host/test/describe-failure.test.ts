@@ -8,7 +8,9 @@ describe('describeFailure', () => {
     const eperm = Object.assign(new Error('kill EPERM'), { code: 'EPERM' });
     expect(describeFailure({ name: 'task tsk_1', error: eperm })).toBe('task tsk_1: Error (EPERM): kill EPERM');
     expect(describeFailure({ name: 'x', error: new Error('') })).toBe('x: Error: no message');
-    expect(describeFailure({ name: 'x', error: 'just a string' })).toBe('x: a non-error value was thrown: just a string');
+    expect(describeFailure({ name: 'x', error: 'just a string' })).toBe(
+      'x: a non-error value was thrown: just a string',
+    );
     expect(describeFailure({ name: 'x', error: undefined })).toBe('x: a non-error value was thrown: undefined');
   });
 

@@ -9,7 +9,7 @@ import { SLOW_OUTPUT_ENV, writeSlowCore } from './slow-core.js';
 import { verifyHome } from './store-checks.js';
 
 let served: ServedHome | undefined;
-const cleanups: (() => void | Promise<unknown>)[] = [];
+const cleanups: (() => unknown)[] = [];
 afterEach(async () => {
   await served?.dispose();
   served = undefined;
@@ -24,7 +24,10 @@ const ended = (rows: LogRow[]) =>
 
 /** The run of the first call of `tool` in the log, once it started. */
 async function startedCall(home: ServedHome, tool: string): Promise<{ runId: string; callId: string; turnId: string }> {
-  const requested = await home.reader.waitFor(`a ${tool} call`, (e) => e.type === 'tool_call.requested' && e.data.tool === tool);
+  const requested = await home.reader.waitFor(
+    `a ${tool} call`,
+    (e) => e.type === 'tool_call.requested' && e.data.tool === tool,
+  );
   await home.reader.waitFor(
     `the ${tool} call to start`,
     (e) => e.streamId === requested.streamId && e.type === 'tool_call.started',
@@ -42,7 +45,10 @@ describe('pause, resume and cancel on a serving host (issue 13)', () => {
       // A short lease: the pause outlives it, so a paused owner that stopped heartbeating would show in verify.
       runLeaseMs: 3_000,
       script: [
-        { content: 'Checking slowly.', tool_calls: [{ name: 'shell', arguments: { command: `${UNTIL_GO}; echo checked` } }] },
+        {
+          content: 'Checking slowly.',
+          tool_calls: [{ name: 'shell', arguments: { command: `${UNTIL_GO}; echo checked` } }],
+        },
         { content: 'All checked, after the pause.' },
       ],
     });
@@ -102,7 +108,10 @@ describe('pause, resume and cancel on a serving host (issue 13)', () => {
     const paused = await demiurge(['runs', 'pause', runId, '--home', home.dir]);
     expect([paused.code, paused.stderr]).toEqual([0, '']);
     writeFileSync(join(home.workspace, 'go'), '');
-    await served.reader.waitFor('the call to succeed', (e) => e.streamId === callId && e.type === 'tool_call.succeeded');
+    await served.reader.waitFor(
+      'the call to succeed',
+      (e) => e.streamId === callId && e.type === 'tool_call.succeeded',
+    );
     expect((await served.stop('SIGTERM')).code).toBe(0);
     // Nobody owns the paused run now: that is no finding (it waits for an explicit resume).
     expect(await verifyHome(home.dir)).toMatchObject({ ok: true, problems: [] });
@@ -210,7 +219,10 @@ describe('slot runs under load (issue 13)', () => {
       .map((e) => e.streamId);
     expect(slowRuns).toHaveLength(3);
     for (const id of slowRuns) {
-      const end = await served.reader.waitFor(`the end of ${id}`, (e) => e.streamId === id && e.type !== 'slot.started');
+      const end = await served.reader.waitFor(
+        `the end of ${id}`,
+        (e) => e.streamId === id && e.type !== 'slot.started',
+      );
       expect(end.type).toBe('slot.finished');
     }
     expect(served.reader.events(1, 'slot.timed_out')).toEqual([]);

@@ -76,7 +76,7 @@ export const TaskCancelled = defineEvent({
   type: 'task.cancelled',
   schemaVersion: 1,
   description:
-    'The task was cancelled, before or after it started; the reason is kept. When its cleanup (stopping its process tree, its handler\'s stop) failed, the task is cancelled all the same and `cleanupError` names the error\'s type and message.',
+    "The task was cancelled, before or after it started; the reason is kept. When its cleanup (stopping its process tree, its handler's stop) failed, the task is cancelled all the same and `cleanupError` names the error's type and message.",
   data: z.object({
     taskId: TaskId,
     reason: z.string().min(1),
