@@ -260,6 +260,11 @@ export class DemiurgeApp {
         },
         fire: async (fire) => {
           const outcome = await runtime.engine.runTurn({ sessionId: fire.sessionId, text: fire.prompt });
+          if (outcome.status === 'interrupted') {
+            throw new Error(
+              'the host closed while the scheduled turn ran; the next host start resumes the turn (its answer is recorded in the fire session)',
+            );
+          }
           if (outcome.status !== 'completed')
             throw new Error(`the scheduled turn ended ${outcome.status}: ${outcome.text}`);
           return { summary: outcome.text };
@@ -373,12 +378,17 @@ export class DemiurgeApp {
    */
   close(): Promise<void> {
     this.closing ??= (async () => {
-      this.closePhase = 'stopping the background loops (tasks, scheduler)';
-      for (const loop of this.loops.filter((l) => l !== this.dispatcherLoop)) await loop.close().catch(() => undefined);
+      // The loops stop starting rounds now; a round in flight (a scheduled fire runs a whole turn) is awaited
+      // only after the engine closed, which stops that turn too: waiting for it first could take as long as the turn.
+      const loopsClosed = Promise.allSettled(
+        this.loops.filter((l) => l !== this.dispatcherLoop).map((loop) => loop.close()),
+      );
       this.closePhase = 'draining running turns';
       await this.runtime.engine.close({ drainMs: 2_000 });
       this.closePhase = 'stopping detached tasks';
       await this.worker.close();
+      this.closePhase = 'finishing the background loop rounds in flight (tasks, scheduler)';
+      await loopsClosed;
       this.closePhase = 'settling turns';
       await Promise.allSettled([...this.turns]);
       this.closePhase = 'finishing the delivery round in flight';

@@ -204,6 +204,29 @@ function writeSlowImportCore(dir: string): string {
   return dir;
 }
 
+describe('shutdown with a scheduled turn in flight (issue 13)', () => {
+  it('SIGTERM while a scheduled fire runs a long tool call: serve closes in seconds (the turn is released, not waited out)', async () => {
+    const coreDir = tempDir('demiurge-scheduled-core-');
+    cleanups.push(coreDir.remove);
+    const core = writeScheduledCore(coreDir.path, { slow: 'cron: "* * * * * *"\nprompt: take your time\n' });
+    served = await ServedHome.start({
+      core,
+      script: [{ content: 'Taking my time.', tool_calls: [{ name: 'shell', arguments: { command: 'sleep 60' } }] }],
+    });
+    await enableScheduler(served);
+    const call = await startedCall(served, 'shell');
+    const host = served.host;
+    const started = Date.now();
+    process.kill(host.pid, 'SIGTERM');
+    const exit = await host.exited;
+    expect(Date.now() - started).toBeLessThan(8_000); // the engine's 2 s drain, then the call is stopped
+    expect(exit).toEqual({ code: 0, signal: null });
+    expect(host.stderr()).not.toContain('shutdown did not finish');
+    expect(served.types(call.callId).at(-1)).toBe('tool_call.cancelled');
+    expect(served.types(call.runId).at(-1)).toBe('run.owner_lease_expired'); // released for the next host
+  });
+});
+
 describe('slot runs under load (issue 13)', () => {
   it('slot modules are imported when the host starts, not by the first turn: a slow import does not time out its slot runs', async () => {
     const coreDir = tempDir('demiurge-slow-import-core-');
@@ -230,16 +253,21 @@ describe('slot runs under load (issue 13)', () => {
   });
 });
 
-/** The bundled core plus two schedules firing every second: `quiet` (no `delivery`) and `loud` (`delivery: operator`). */
-function writeScheduledCore(dir: string): string {
+/** The bundled core plus schedules (`<id>` → the YAML of `schedules/<id>.yaml`). */
+function writeScheduledCore(dir: string, schedules: Record<string, string>): string {
   cpSync(DEFAULT_CORE_DIR, dir, { recursive: true });
   mkdirSync(join(dir, 'schedules'), { recursive: true });
-  writeFileSync(join(dir, 'schedules', 'quiet.yaml'), 'cron: "* * * * * *"\nprompt: note the time quietly\n');
-  writeFileSync(
-    join(dir, 'schedules', 'loud.yaml'),
-    'cron: "* * * * * *"\nprompt: tell the operator\ndelivery: operator\n',
-  );
+  for (const [id, yaml] of Object.entries(schedules)) writeFileSync(join(dir, 'schedules', `${id}.yaml`), yaml);
   return dir;
+}
+
+/** Restarts the served home with the scheduler on, ticking every 200 ms. */
+async function enableScheduler(home: ServedHome): Promise<void> {
+  await home.stop('SIGKILL');
+  const file = join(home.home.dir, 'config.yaml');
+  const config = readFileSync(file, 'utf8');
+  writeFileSync(file, config.replace('scheduler:\n  enabled: false', 'scheduler:\n  enabled: true\n  tick_ms: 200'));
+  await home.restart();
 }
 
 interface InstanceDoc {
@@ -252,15 +280,14 @@ describe('scheduled fires (issue 13)', () => {
   it('without delivery the answer is recorded in the fire session and sent nowhere; with delivery: operator connected operator clients get it', async () => {
     const coreDir = tempDir('demiurge-scheduled-core-');
     cleanups.push(coreDir.remove);
-    served = await ServedHome.start({ core: writeScheduledCore(coreDir.path), script: [] });
+    const core = writeScheduledCore(coreDir.path, {
+      // Every second; `quiet` has no delivery, `loud` uses the shorthand for `{ channel: operator }`.
+      quiet: 'cron: "* * * * * *"\nprompt: note the time quietly\n',
+      loud: 'cron: "* * * * * *"\nprompt: tell the operator\ndelivery: operator\n',
+    });
+    served = await ServedHome.start({ core, script: [] });
     const home = served.home;
-    await served.stop('SIGKILL');
-    const config = readFileSync(join(home.dir, 'config.yaml'), 'utf8');
-    writeFileSync(
-      join(home.dir, 'config.yaml'),
-      config.replace('scheduler:\n  enabled: false', 'scheduler:\n  enabled: true\n  tick_ms: 200'),
-    );
-    await served.restart();
+    await enableScheduler(served);
     const gateway = await served.gateway();
     const delivered: { session_id: string; text: string }[] = [];
     const sub = gateway.events$.subscribe((e) => {
