@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { DEFAULT_CORE_DIR } from '@demiurge/host';
 import { afterEach, describe, expect, it } from 'vitest';
 import { demiurge, sleep, tempDir, within } from './cli.js';
-import type { LogRow } from './log-reader.js';
+import { writeHome } from './home.js';
+import { LogReader, type LogRow } from './log-reader.js';
 import { ServedHome } from './served-home.js';
 import { SLOW_OUTPUT_ENV, writeSlowCore } from './slow-core.js';
 import { verifyHome } from './store-checks.js';
@@ -91,6 +92,37 @@ describe('pause, resume and cancel on a serving host (issue 13)', () => {
       'run.resumed',
       'run.completed',
     ]);
+    expect(await verifyHome(home.dir)).toMatchObject({ ok: true, problems: [] });
+  });
+
+  it('without serve: the host inside a `run` client continues its run when another CLI process resumes it', async () => {
+    const dir = tempDir('demiurge-inprocess-');
+    cleanups.push(dir.remove);
+    const home = writeHome(dir.path, {
+      script: [
+        { content: 'Checking.', tool_calls: [{ name: 'shell', arguments: { command: `${UNTIL_GO}; echo checked` } }] },
+        { content: 'Checked in process.' },
+      ],
+    });
+    expect((await demiurge(['init', '--home', home.dir])).code).toBe(0); // the store, for the log reader
+    const reader = new LogReader(home.db);
+    cleanups.push(() => reader.close());
+    const client = demiurge(['run', 'check it', '--home', home.dir], { cwd: home.workspace });
+    const requested = await reader.waitFor('the shell call', (e) => e.type === 'tool_call.requested');
+    await reader.waitFor('its start', (e) => e.streamId === requested.streamId && e.type === 'tool_call.started');
+    const runId = requested.data.runId as string;
+    expect((await demiurge(['runs', 'pause', runId, '--home', home.dir])).code).toBe(0);
+    writeFileSync(join(home.workspace, 'go'), '');
+    await reader.waitFor(
+      'the call to succeed',
+      (e) => e.streamId === requested.streamId && e.type === 'tool_call.succeeded',
+    );
+    expect(await within(client, 1_000)).toBe(false);
+    expect(await verifyHome(home.dir)).toMatchObject({ ok: true, problems: [] });
+    const resumed = await demiurge(['runs', 'resume', runId, '--home', home.dir]);
+    expect(resumed.stdout).toContain('continues it');
+    const answered = await client;
+    expect([answered.code, answered.stdout]).toEqual([0, 'Checked in process.\n']);
     expect(await verifyHome(home.dir)).toMatchObject({ ok: true, problems: [] });
   });
 
