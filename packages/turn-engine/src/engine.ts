@@ -462,6 +462,8 @@ export class TurnEngine {
       } else if (this.options.onPlanModeWrite === 'ask') {
         const answered = await this.askApproval(lease, turn, call, decision.reason, signal);
         if (!answered) return;
+        // Paused while it waited: the call does not start now; at resume the granted approval is found again.
+        if ((await this.options.runs.load(lease.runId)).state === 'paused') return;
         also.push(await approvals.consumeStream(answered, call.streamId));
       } else {
         await this.toolEvents(lease, call, [

@@ -111,6 +111,44 @@ describe('cancellation', () => {
     expect(await h.verify()).toEqual([]);
   });
 
+  it('paused while waiting for an approval: the granted call starts only after the resume', async () => {
+    h = await openHarness({
+      script: [
+        { tool_calls: [{ name: 'write_file', arguments: { path: 'plan.md', content: 'x' } }] },
+        { content: 'written' },
+      ],
+      onPlanModeWrite: 'ask',
+    });
+    const { sessionId } = await h.sessions.create({ title: 't', coreId: 'default', mode: 'plan' });
+    let runId = '';
+    let approvalId = '';
+    const sub = h.store.events$.subscribe((event) => {
+      if (event.type !== 'approval.requested') return;
+      runId = (event.data as { runId: string }).runId;
+      approvalId = (event.data as { approvalId: string }).approvalId;
+      void (async () => {
+        await h!.engine.pause(runId, 'hold on');
+        await h!.approvals.grant(approvalId, { kind: 'operator', id: 'alice' }, 'fine');
+      })();
+    });
+    const turn = h.engine.runTurn({ sessionId, text: 'write' });
+    for (let i = 0; i < 100 && !(await h.types()).includes('approval.granted'); i++) await sleep(50);
+    sub.unsubscribe();
+    await sleep(300);
+    expect((await h.types()).filter((t) => t.startsWith('tool_call.'))).toEqual(['tool_call.requested']);
+    expect((await h.runs.get(runId)).state).toBe('paused');
+    await h.runs.resume(runId);
+    expect(await turn).toMatchObject({ status: 'completed', text: 'written' });
+    const types = await h.types();
+    expect(types.filter((t) => t.startsWith('tool_call.'))).toEqual([
+      'tool_call.requested',
+      'tool_call.started',
+      'tool_call.succeeded',
+    ]);
+    expect(types).toContain('approval.consumed');
+    expect(await h.verify()).toEqual([]);
+  });
+
   it('a paused run that is cancelled settles at once, without waiting for a resume', async () => {
     h = await openHarness({
       script: [{ tool_calls: [{ name: 'shell', arguments: { command: 'true' } }] }, { content: 'never' }],
