@@ -373,8 +373,10 @@ export class DemiurgeApp {
   }
 
   /**
-   * The close contract: admission closes first, running turns drain (then are released for the next
-   * host), deliveries and background loops drain, the store closes. Idempotent.
+   * The close contract: the background loops stop starting rounds, admission closes, running turns drain
+   * for 2 s (then the call in flight is stopped and the run released for the next host; a paused run is
+   * released too), detached tasks are cancelled, the loop rounds in flight end, deliveries and background
+   * work drain, the store closes. Idempotent. {@link closeStatus} says what a close that takes long waits for.
    */
   close(): Promise<void> {
     this.closing ??= (async () => {
