@@ -145,8 +145,18 @@ export class RuntimeControlPlane {
   }
 
   /** Cancels a task (before or after it started); repeating it is a no-op. */
-  cancelTask(ref: TaskRef, reason: string): Promise<TaskView> {
-    return this.command(ref, () => [{ type: 'task.cancelled', data: { taskId: ref.taskId, reason } }]);
+  /** `cleanupError`: the task's cleanup failed (its type and message are recorded); it is cancelled all the same. */
+  cancelTask(
+    ref: TaskRef,
+    reason: string,
+    details: { cleanupError?: { type: string; message: string } } = {},
+  ): Promise<TaskView> {
+    return this.command(ref, () => [
+      {
+        type: 'task.cancelled',
+        data: { taskId: ref.taskId, reason, ...(details.cleanupError ? { cleanupError: details.cleanupError } : {}) },
+      },
+    ]);
   }
 
   /** Deletes a cancelled task: hidden from every active view, kept for audit. Repeating is a no-op. */

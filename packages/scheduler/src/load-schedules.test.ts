@@ -105,6 +105,14 @@ describe('parseScheduleFile', () => {
     });
   });
 
+  it('reads `delivery: operator` as `delivery: { channel: operator }` (same signature); an unknown shorthand is refused', () => {
+    const short = parse('cron: "0 9 * * *"\nprompt: hi\ndelivery: operator\n');
+    const long = parse('cron: "0 9 * * *"\nprompt: hi\ndelivery: { channel: operator }\n');
+    expect(short).toMatchObject({ delivery: { channel: 'operator' } });
+    expect((short as { signature: string }).signature).toBe((long as { signature: string }).signature);
+    expect(parse('cron: "0 9 * * *"\nprompt: hi\ndelivery: fax\n')).toMatchObject({ field: 'delivery.channel' });
+  });
+
   it('gives each definition a signature that only its firing-relevant fields change', () => {
     const base = parse('cron: "0 9 * * *"\nprompt: hi\n');
     const same = parse('cron: "0  9 * * *"\nprompt: hi\nenabled: false\nmissed: skip\ncatch_up_limit: 2\n');

@@ -6,12 +6,18 @@ import { scheduleSignature } from './signature.js';
 export const MissedPolicy = z.enum(['coalesce', 'skip', 'catch_up']);
 export type MissedPolicy = z.infer<typeof MissedPolicy>;
 
-/** Where a fire's output goes; the delivery runtime's channels. */
-export const ScheduleDelivery = z.strictObject({
-  channel: z.enum(['operator', 'webhook']),
-  conversation_key: z.string().min(1).optional(),
-});
-export type ScheduleDelivery = z.infer<typeof ScheduleDelivery>;
+/**
+ * Where a fire's answer is sent (the delivery runtime's channels); `delivery: operator` is short for
+ * `delivery: { channel: operator }`. Without `delivery` the answer is recorded in the fire's session only.
+ */
+export const ScheduleDelivery = z.preprocess(
+  (value) => (typeof value === 'string' ? { channel: value } : value),
+  z.strictObject({
+    channel: z.enum(['operator', 'webhook']),
+    conversation_key: z.string().min(1).optional(),
+  }),
+);
+export type ScheduleDelivery = z.output<typeof ScheduleDelivery>;
 
 /** A schedule id: the file name without `.yaml`. Plain names only. */
 export const SCHEDULE_ID_PATTERN = /^[a-z0-9][a-z0-9_-]*$/;

@@ -32,6 +32,18 @@ export interface DeliveryIntentsOptions {
   readonly defaultChannel?: string;
   /** Attempts when another writer moves the session stream in between. Default 8. */
   readonly tries?: number;
+  /**
+   * Where a session's sends go, when the host decides it rather than the session's binding: a channel (and
+   * conversation key) to queue the delivery for, `null` to record the message only and send nothing, or
+   * `undefined` for the default (the binding, else `defaultChannel`).
+   */
+  readonly routeOf?: (sessionId: string) => Promise<SessionDeliveryRoute | null | undefined>;
+}
+
+/** A channel (and conversation key) a session's sends are queued for. */
+export interface SessionDeliveryRoute {
+  readonly channel: string;
+  readonly conversationKey?: string;
 }
 
 /**
@@ -72,16 +84,25 @@ export function createDeliveryIntents(options: DeliveryIntentsOptions): DeliverF
           : {}),
       },
     };
+    const route = await options.routeOf?.(intent.sessionId);
     for (let attempt = 1; ; attempt++) {
       const session = await sessions.get(intent.sessionId);
       const stream = await sessions.sessionStream(intent.sessionId, [event]);
       try {
+        if (route === null) {
+          await options.store.append([stream]); // recorded in the session only: no route, nothing to send
+          return { messageId, deliveryId: null };
+        }
+        const target: SessionDeliveryRoute = route ?? {
+          channel: session.binding?.channel ?? options.defaultChannel ?? 'operator',
+          ...(session.binding ? { conversationKey: session.binding.conversationKey } : {}),
+        };
         const { deliveryId } = await host.enqueueDelivery(
           {
             sessionId: intent.sessionId,
             messageId,
-            channel: session.binding?.channel ?? options.defaultChannel ?? 'operator',
-            ...(session.binding ? { conversationKey: session.binding.conversationKey } : {}),
+            channel: target.channel,
+            ...(target.conversationKey ? { conversationKey: target.conversationKey } : {}),
           },
           [stream],
         );

@@ -14,6 +14,7 @@ export {
   type DeliverFn,
   type DeliveryIntent,
   type DeliveryIntentsOptions,
+  type SessionDeliveryRoute,
 } from './delivery-intents.js';
 export {
   CoreLoadError,
@@ -24,7 +25,7 @@ export {
   type YamlPath,
 } from './errors.js';
 export { SLOTS_ACTOR, type SlotLogEntry } from './slot-invocation.js';
-export { SlotModuleError } from './slot-module.js';
+export { createSlotModuleLoader, SlotModuleError, type SlotModuleLoader } from './slot-module.js';
 export {
   type BootstrapView,
   SlotRunCollections,

@@ -31,6 +31,11 @@ export interface SlotRuntimeOptions {
   readonly allowedDirs?: readonly string[];
   /** Lines slots log with `ctx.log`, and late errors of timed-out slots. Default: dropped. */
   readonly onLog?: (entry: SlotLogEntry) => void;
+  /**
+   * Where slot modules are imported from (one cache): share one between the runtimes of a core (e.g. per slot
+   * selection) so each module is imported once. Default: a loader of this runtime's own.
+   */
+  readonly modules?: SlotModuleLoader;
 }
 
 /** How one serial slot invocation ended (`skipped`: another caller had started that bootstrap run). */
@@ -104,12 +109,13 @@ export interface BootstrapOutcome {
  */
 export class SlotRuntime {
   readonly core: AgentCore;
-  private readonly modules: SlotModuleLoader = createSlotModuleLoader();
+  private readonly modules: SlotModuleLoader;
   private roots: string[] | undefined;
   private readonly env: InvocationEnv;
 
   constructor(private readonly options: SlotRuntimeOptions) {
     this.core = options.core;
+    this.modules = options.modules ?? createSlotModuleLoader();
     this.env = {
       store: options.store,
       clock: options.clock,
@@ -163,6 +169,25 @@ export class SlotRuntime {
       else runs.push(summary(id, result));
     }
     return { runs, skipped };
+  }
+
+  /**
+   * Imports every slot module the core's pipelines list, before any turn needs one. An import counts against
+   * its slot's `timeout_seconds`; done lazily under load (a TypeScript module compiles through the tsx
+   * loader, whose answers wait behind a busy event loop), a first import can take longer than a short
+   * timeout and every invocation waiting on it times out. A module that fails here is only reported: its
+   * invocation imports it again and records the failure as `slot.failed`.
+   */
+  async preload(): Promise<{ readonly slotId: string; readonly error: unknown }[]> {
+    const failures: { slotId: string; error: unknown }[] = [];
+    for (const spec of this.core.slots.values()) {
+      try {
+        await this.modules.load(spec);
+      } catch (error) {
+        failures.push({ slotId: spec.id, error });
+      }
+    }
+    return failures;
   }
 
   /** Runs the input serial slots in order, then starts the input parallel slots in the background. */

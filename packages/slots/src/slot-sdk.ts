@@ -32,7 +32,11 @@ export interface HistoryEntry {
 /** What a send recorded: the message and its delivery intent. */
 export interface SendResult {
   readonly messageId: string;
-  readonly deliveryId: string;
+  /**
+   * The delivery intent recorded with the message; null when the session has no delivery route (e.g. a
+   * scheduled fire without `delivery`): the message is recorded in the session only and sent nowhere.
+   */
+  readonly deliveryId: string | null;
 }
 
 /** `ctx.input`: the user's input and the context being built. */

@@ -151,6 +151,8 @@ export class TurnEngine {
   readonly stepBudget: number;
   private readonly live = new Map<string, AbortController>();
   private readonly drives = new Set<Promise<unknown>>();
+  /** The drive of each run this engine is executing (a paused one included: it waits at its boundary). */
+  private readonly driving = new Map<string, Promise<TurnOutcome>>();
   private closing = false;
 
   constructor(private readonly options: TurnEngineOptions) {
@@ -182,6 +184,8 @@ export class TurnEngine {
    */
   async resume(runId: string, lease?: RunLease, options: { ownerDead?: boolean } = {}): Promise<TurnOutcome> {
     if (this.closing) throw new EngineClosingError();
+    const driving = this.driving.get(runId);
+    if (driving) return driving; // this engine executes it already (e.g. waiting at a pause): the same outcome
     const owned = lease ?? (await this.options.runs.claimOwnership(runId, options));
     const run = await this.options.runs.get(runId);
     const turnId = await this.currentTurnId(runId);
@@ -218,7 +222,11 @@ export class TurnEngine {
     this.live.get(runId)?.abort();
   }
 
-  /** Pauses at the next step boundary; {@link resume} continues it. */
+  /**
+   * Pauses at the next step boundary: the step under way (a model round, a running tool call) finishes and is
+   * recorded, then the owner waits, keeping its lease, until `run.resumed` (from any process: the log is
+   * watched) or a cancel. The turn's outcome settles only when the run ends.
+   */
   async pause(runId: string, reason: string): Promise<void> {
     await this.options.runs.pause(runId, reason);
   }
@@ -290,7 +298,13 @@ export class TurnEngine {
   private drive(lease: RunLease, turnId: string): Promise<TurnOutcome> {
     const run = this.loop(lease, turnId);
     this.drives.add(run);
-    void run.finally(() => this.drives.delete(run)).catch(() => undefined);
+    this.driving.set(lease.runId, run);
+    void run
+      .finally(() => {
+        this.drives.delete(run);
+        if (this.driving.get(lease.runId) === run) this.driving.delete(lease.runId);
+      })
+      .catch(() => undefined);
     return run;
   }
 
@@ -300,8 +314,8 @@ export class TurnEngine {
     const ctrl = new AbortController();
     this.live.set(runId, ctrl);
     const watch = this.options.store.events$.subscribe((event: RecordedEvent) => {
-      if (event.streamId === runId && (event.type === 'run.cancel_requested' || event.type === 'run.paused'))
-        ctrl.abort();
+      // A cancel stops the call in flight; a pause does not (it is honoured at the next step boundary).
+      if (event.streamId === runId && event.type === 'run.cancel_requested') ctrl.abort();
     });
     let current = lease;
     const beat = setInterval(
@@ -322,7 +336,10 @@ export class TurnEngine {
         const turn = await loadTurn(this.options.store, turnId);
         if (turn.state !== 'running') return this.outcomeOf(turn, runId);
         if (run.state === 'cancelling') return await this.settleCancel(current, turn, run.reason ?? 'cancelled');
-        if (run.state === 'paused') return this.stopped(turn, runId, 'paused');
+        if (run.state === 'paused') {
+          await this.whilePaused(runId, ctrl.signal);
+          continue;
+        }
         const last = turn.steps.at(-1);
         const pending = last?.calls.filter((c) => c.state === 'requested' || c.state === 'started') ?? [];
         // A waiting run with a requested call is waiting for that call's approval: settleCall waits on it.
@@ -444,6 +461,8 @@ export class TurnEngine {
       ]);
       return;
     }
+    // A pause is honoured between calls: a call not started yet waits for the resume (the loop waits).
+    if ((await this.options.runs.load(lease.runId)).state === 'paused') return;
     const { tools, sessions, approvals } = this.options;
     const allowed = turn.selection?.tools;
     const tool = !allowed || allowed.includes(call.name) ? tools.get(call.name) : undefined;
@@ -476,6 +495,8 @@ export class TurnEngine {
       } else if (this.options.onPlanModeWrite === 'ask') {
         const answered = await this.askApproval(lease, turn, call, decision.reason, signal);
         if (!answered) return;
+        // Paused while it waited: the call does not start now; at resume the granted approval is found again.
+        if ((await this.options.runs.load(lease.runId)).state === 'paused') return;
         also.push(await approvals.consumeStream(answered, call.streamId));
       } else {
         await this.toolEvents(lease, call, [
@@ -582,8 +603,12 @@ export class TurnEngine {
         expiresAt: iso(clock.now() + ttl),
       });
       approvalId = request.approvalId;
-      await this.options.runs.ownedAppend(lease, () => ({
-        run: [{ type: 'run.waiting', data: { runId: lease.runId, reason: `approval ${approvalId} for ${call.name}` } }],
+      await this.options.runs.ownedAppend(lease, (run) => ({
+        // Paused meanwhile: the approval is still requested; the run stays paused (resume finds it waiting on it).
+        run:
+          run.state === 'running'
+            ? [{ type: 'run.waiting', data: { runId: lease.runId, reason: `approval ${approvalId} for ${call.name}` } }]
+            : [],
         also: [request.stream],
       }));
     }
@@ -886,6 +911,43 @@ export class TurnEngine {
       }))
       .catch(() => undefined); // another host took it already: nothing to release
     return { turnId, runId: lease.runId, status: 'interrupted', text: '', steps: turn.steps.length };
+  }
+
+  /**
+   * Waits while the run is paused: until its stream says otherwise (`run.resumed`, or a cancel, from any
+   * process: the store publishes other processes' commits too; a slow poll backs that up). Rejects when
+   * `signal` aborts (a cancel, the host closing, the lease lost): the loop's catch settles that.
+   */
+  private whilePaused(runId: string, signal: AbortSignal): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      let settled = false;
+      const done = (error?: unknown) => {
+        if (settled) return;
+        settled = true;
+        sub.unsubscribe();
+        clearInterval(poll);
+        signal.removeEventListener('abort', onAbort);
+        if (error === undefined) resolve();
+        else reject(error);
+      };
+      const onAbort = () => done(signal.reason ?? new RunCancelling());
+      const check = () => {
+        this.options.runs.load(runId).then(
+          (run) => {
+            if (run.state !== 'paused') done();
+          },
+          (err: unknown) => done(err),
+        );
+      };
+      const sub = this.options.store.events$.subscribe((event: RecordedEvent) => {
+        if (event.streamId === runId && event.type !== 'run.owner_heartbeat') check();
+      });
+      const poll = setInterval(check, 1_000);
+      poll.unref?.();
+      signal.addEventListener('abort', onAbort);
+      if (signal.aborted) onAbort();
+      else check();
+    });
   }
 
   private stopped(turn: TurnRecord, runId: string, status: 'paused' | 'waiting'): TurnOutcome {

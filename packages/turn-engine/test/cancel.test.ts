@@ -3,6 +3,8 @@ import { TaskBoardCollections, taskBoardProjector } from '@demiurge/projector-ta
 import { afterEach, describe, expect, it } from 'vitest';
 import { type Harness, openHarness } from './harness.js';
 
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
 let h: Harness | undefined;
 afterEach(async () => {
   await h?.close();
@@ -72,23 +74,93 @@ describe('cancellation', () => {
     expect(await h.verify()).toEqual([]);
   });
 
-  it('pause stops at the next step boundary and resume continues from the log', async () => {
+  it('pause lets the running call finish and be recorded, waits at the step boundary, and resume continues the same turn', async () => {
     h = await openHarness({
       script: [
-        { tool_calls: [{ name: 'shell', arguments: { command: 'sleep 0.3; echo slept' } }] },
+        { tool_calls: [{ name: 'shell', arguments: { command: 'sleep 0.5; echo slept' } }] },
         { content: 'after pause' },
       ],
     });
     const { sessionId } = await h.sessions.create({ title: 't', coreId: 'default' });
+    let runId = '';
     const sub = h.store.events$.subscribe((event) => {
-      if (event.type === 'tool_call.started') void h!.engine.pause(event.meta.runId as string, 'operator pause');
+      if (event.type !== 'tool_call.started') return;
+      runId = event.meta.runId as string;
+      void h!.engine.pause(runId, 'operator pause');
     });
-    const paused = await h.engine.runTurn({ sessionId, text: 'go' });
+    let settled = false;
+    const turn = h.engine.runTurn({ sessionId, text: 'go' }).finally(() => {
+      settled = true;
+    });
+    // The call finishes (it is not aborted) and is recorded; the run then waits paused, still owned.
+    for (let i = 0; i < 100 && !(await h.types()).includes('tool_call.succeeded'); i++) await sleep(50);
     sub.unsubscribe();
-    expect(paused.status).toBe('paused');
-    await h.runs.resume(paused.runId);
-    const outcome = await h.engine.resume(paused.runId);
-    expect(outcome).toMatchObject({ status: 'completed', text: 'after pause' });
+    await sleep(300);
+    expect(settled).toBe(false);
+    const run = await h.runs.get(runId);
+    expect(run).toMatchObject({ state: 'paused', owner: 'test-host' });
+    expect((await h.types()).filter((t) => t.startsWith('tool_call.'))).toEqual([
+      'tool_call.requested',
+      'tool_call.started',
+      'tool_call.succeeded',
+    ]);
+    expect(h.provider.requests).toHaveLength(1); // no model round started while paused
+    // Resuming (as any process would: an event in the log) continues the same drive to the answer.
+    await h.runs.resume(runId);
+    expect(await turn).toMatchObject({ status: 'completed', text: 'after pause' });
+    expect(await h.verify()).toEqual([]);
+  });
+
+  it('paused while waiting for an approval: the granted call starts only after the resume', async () => {
+    h = await openHarness({
+      script: [
+        { tool_calls: [{ name: 'write_file', arguments: { path: 'plan.md', content: 'x' } }] },
+        { content: 'written' },
+      ],
+      onPlanModeWrite: 'ask',
+    });
+    const { sessionId } = await h.sessions.create({ title: 't', coreId: 'default', mode: 'plan' });
+    let runId = '';
+    let approvalId = '';
+    const sub = h.store.events$.subscribe((event) => {
+      if (event.type !== 'approval.requested') return;
+      runId = (event.data as { runId: string }).runId;
+      approvalId = (event.data as { approvalId: string }).approvalId;
+      void (async () => {
+        await h!.engine.pause(runId, 'hold on');
+        await h!.approvals.grant(approvalId, { kind: 'operator', id: 'alice' }, 'fine');
+      })();
+    });
+    const turn = h.engine.runTurn({ sessionId, text: 'write' });
+    for (let i = 0; i < 100 && !(await h.types()).includes('approval.granted'); i++) await sleep(50);
+    sub.unsubscribe();
+    await sleep(300);
+    expect((await h.types()).filter((t) => t.startsWith('tool_call.'))).toEqual(['tool_call.requested']);
+    expect((await h.runs.get(runId)).state).toBe('paused');
+    await h.runs.resume(runId);
+    expect(await turn).toMatchObject({ status: 'completed', text: 'written' });
+    const types = await h.types();
+    expect(types.filter((t) => t.startsWith('tool_call.'))).toEqual([
+      'tool_call.requested',
+      'tool_call.started',
+      'tool_call.succeeded',
+    ]);
+    expect(types).toContain('approval.consumed');
+    expect(await h.verify()).toEqual([]);
+  });
+
+  it('a paused run that is cancelled settles at once, without waiting for a resume', async () => {
+    h = await openHarness({
+      script: [{ tool_calls: [{ name: 'shell', arguments: { command: 'true' } }] }, { content: 'never' }],
+    });
+    const { sessionId } = await h.sessions.create({ title: 't', coreId: 'default' });
+    const sub = h.store.events$.subscribe((event) => {
+      if (event.type === 'tool_call.requested') void h!.engine.pause(event.meta.runId as string, 'hold');
+      if (event.type === 'run.paused') void h!.engine.cancel(event.streamId, 'not needed');
+    });
+    const outcome = await h.engine.runTurn({ sessionId, text: 'go' });
+    sub.unsubscribe();
+    expect(outcome).toMatchObject({ status: 'cancelled', text: 'cancelled: not needed' });
     expect(await h.verify()).toEqual([]);
   });
 

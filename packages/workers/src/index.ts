@@ -1,4 +1,5 @@
 export { type ArtifactSink, type OpenArtifact, openArtifactFile, taskArtifactDir } from './artifact-file.js';
+export { type CleanupError, cleanupErrorOf, describeCleanupError } from './cleanup-error.js';
 export {
   ExclusiveScopeBusyError,
   NoTaskHandlerError,

@@ -6,6 +6,7 @@ import {
   type TaskView,
   taskBoardProjector,
 } from '@demiurge/projector-task-board';
+import { cleanupErrorOf, describeCleanupError } from './cleanup-error.js';
 import {
   ExclusiveScopeBusyError,
   NoTaskHandlerError,
@@ -306,11 +307,22 @@ export class RuntimeTaskWorker {
       let outcome: TaskOutcome;
       if ('outcome' in how) outcome = how.outcome;
       else if ('running' in result) {
-        outcome = await result.running.stop(how.cancel);
+        try {
+          outcome = await result.running.stop(how.cancel);
+        } catch (error) {
+          // The handler's cleanup threw: the task is cancelled at once all the same, the error recorded.
+          const cleanupError = cleanupErrorOf(error);
+          outcome = {
+            status: 'cancelled',
+            reason: `${how.cancel} (${describeCleanupError(cleanupError)})`,
+            cleanupError,
+          };
+        }
       } else outcome = result.outcome;
       try {
         return this.announce(await commitOutcome(this.options.controlPlane, ref, outcome));
       } finally {
+        live.facts.seal(); // nothing more lands on an ended task (a cleanup that failed may leave output coming)
         this.live.delete(ref.taskId);
       }
     })();

@@ -1,6 +1,7 @@
 import type { RuntimeControlPlane, TaskRef } from '@demiurge/control-plane';
 import { IllegalTransitionError } from '@demiurge/lifecycle';
 import type { TaskView } from '@demiurge/projector-task-board';
+import { type CleanupError, cleanupErrorOf, describeCleanupError } from './cleanup-error.js';
 import type { RecoverContext, TaskHandler, TaskOutcome } from './task-handler.js';
 
 /**
@@ -21,7 +22,11 @@ export async function commitOutcome(
       case 'failed':
         return await controlPlane.failTask(ref, outcome.error, outcome.exitCode);
       case 'cancelled':
-        return await controlPlane.cancelTask(ref, outcome.reason);
+        return await controlPlane.cancelTask(
+          ref,
+          outcome.reason,
+          outcome.cleanupError ? { cleanupError: outcome.cleanupError } : {},
+        );
     }
   } catch (error) {
     if (error instanceof IllegalTransitionError) return controlPlane.getTask(ref);
@@ -44,12 +49,24 @@ export interface OrphanDeps {
  * it, then one terminal event says what happened (`owner_lost`, or the caller's cancel reason).
  */
 export async function settleOrphan(view: TaskView, how: OrphanEnding, deps: OrphanDeps): Promise<TaskView> {
-  const what = deps.handler?.recover
-    ? await deps.handler.recover(view, deps.recover)
-    : 'no handler on this host could check its work';
+  let what: string;
+  let cleanupError: CleanupError | undefined;
+  try {
+    what = deps.handler?.recover
+      ? await deps.handler.recover(view, deps.recover)
+      : 'no handler on this host could check its work';
+  } catch (error) {
+    // Stopping what the owner left failed: the task still ends now, with the error recorded.
+    cleanupError = cleanupErrorOf(error);
+    what = describeCleanupError(cleanupError);
+  }
   const outcome: TaskOutcome =
     'cancel' in how
-      ? { status: 'cancelled', reason: `${how.cancel} (its owner is gone; ${what})` }
+      ? {
+          status: 'cancelled',
+          reason: `${how.cancel} (its owner is gone; ${what})`,
+          ...(cleanupError ? { cleanupError } : {}),
+        }
       : {
           status: 'failed',
           error: {

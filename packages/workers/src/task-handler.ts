@@ -12,7 +12,12 @@ export type TaskOutcome =
       readonly error: { readonly code: string; readonly message: string };
       readonly exitCode?: number;
     }
-  | { readonly status: 'cancelled'; readonly reason: string };
+  | {
+      readonly status: 'cancelled';
+      readonly reason: string;
+      /** The cleanup failed (e.g. killing the process tree): the error's type and message, recorded. */
+      readonly cleanupError?: { readonly type: string; readonly message: string };
+    };
 
 /** What a handler gets to run one task. */
 export interface TaskContext {

@@ -2,6 +2,7 @@ import type { ChildProcess } from 'node:child_process';
 import { setTimeout as delay } from 'node:timers/promises';
 import { IdPrefix } from '@demiurge/contracts';
 import type { ArtifactSink } from './artifact-file.js';
+import { cleanupErrorOf, describeCleanupError } from './cleanup-error.js';
 import { LogTail, type TailLine, TRUNCATION_MARK } from './log-tail.js';
 import type { ProcessRecord } from './process-identity.js';
 import { type KillFn, type StopReport, stopTree } from './process-tree.js';
@@ -113,12 +114,28 @@ export class TerminalRun implements RunningTask {
 
   private end(ending: Ending): Promise<TaskOutcome> {
     this.ending ??= this.finish(ending)
-      .catch(
-        (error: unknown): TaskOutcome => ({
+      .catch((error: unknown): TaskOutcome => {
+        // The cleanup failed (e.g. the tree could not be signalled): the task still ends at once, saying so.
+        this.discarding = true;
+        this.child.stdout?.resume();
+        this.child.stderr?.resume();
+        clearTimeout(this.flushTimer);
+        const cleanupError = cleanupErrorOf(error);
+        if (ending.kind === 'cancel') {
+          return {
+            status: 'cancelled',
+            reason: `${ending.reason} (${describeCleanupError(cleanupError)})`,
+            cleanupError,
+          };
+        }
+        return {
           status: 'failed',
-          error: { code: 'cleanup_failed', message: `stopping the process tree failed: ${message(error)}` },
-        }),
-      )
+          error: {
+            code: 'cleanup_failed',
+            message: `stopping the process tree failed: ${cleanupError.type}: ${cleanupError.message}`,
+          },
+        };
+      })
       .then((outcome) => {
         this.resolveFinished(outcome);
         return outcome;

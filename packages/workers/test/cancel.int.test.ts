@@ -129,6 +129,74 @@ describe('cancel', () => {
     expect(await h.worker.getTask(ref)).toMatchObject({ status: 'cancelled', cancelReason: 'operator stop' });
   });
 
+  it('seed scenario 13: killing the tree fails (EPERM): the task is cancelled at once with the error type recorded', async () => {
+    const refused: KillFn = () => {
+      throw Object.assign(new Error('kill EPERM'), { code: 'EPERM', syscall: 'kill' });
+    };
+    h = await openHarness({
+      graceMs: 5_000,
+      handlers: { 'terminal.exec': createTerminalExecHandler({ kill: refused }) },
+    });
+    const ref = await h.run({ command: 'sleep', args: ['60'] });
+    const pid = (await h.worker.getTask(ref)).process!.pid;
+    try {
+      const started = Date.now();
+      const view = await h.worker.cancel(ref, 'user stop');
+      expect(Date.now() - started).toBeLessThan(2_000); // at once: no grace period waited out, no hang
+      expect(view).toMatchObject({
+        status: 'cancelled',
+        lane: 'done',
+        cancelReason: 'user stop (cleanup failed: Error (EPERM): kill EPERM)',
+        cleanupError: { type: 'Error (EPERM)', message: 'kill EPERM' },
+        completion: 'ready',
+      });
+      const cancelled = await h.store.readAll({ types: ['task.cancelled'] });
+      expect(cancelled.map((e) => e.data)).toEqual([
+        {
+          taskId: ref.taskId,
+          reason: 'user stop (cleanup failed: Error (EPERM): kill EPERM)',
+          cleanupError: { type: 'Error (EPERM)', message: 'kill EPERM' },
+        },
+      ]);
+      expect(h.worker.activeTaskIds()).toEqual([]);
+    } finally {
+      process.kill(-pid, 'SIGKILL'); // what the failed cleanup could not stop
+    }
+  });
+
+  it("seed scenario 13: the handler's cleanup callback throws: cancelled at once, the error type recorded", async () => {
+    const inner = createTerminalExecHandler();
+    const pids: number[] = [];
+    const throwing: TaskHandler = {
+      prepare: (task) => inner.prepare(task),
+      async start(ctx) {
+        const running = await inner.start(ctx);
+        pids.push((running as unknown as { record: { pgid: number } }).record.pgid);
+        return {
+          finished: running.finished,
+          stop: () => {
+            throw new TypeError('cleanup callback exploded');
+          },
+        };
+      },
+    };
+    h = await openHarness({ handlers: { 'terminal.exec': throwing } });
+    const ref = await h.run({ command: 'sleep', args: ['60'] });
+    try {
+      const view = await h.worker.cancel(ref, 'user stop');
+      expect(view).toMatchObject({
+        status: 'cancelled',
+        cancelReason: 'user stop (cleanup failed: TypeError: cleanup callback exploded)',
+        cleanupError: { type: 'TypeError', message: 'cleanup callback exploded' },
+      });
+      const types = await streamTypes(h.store, ref.taskId);
+      expect(types.slice(-2)).toEqual(['task.cancelled', 'task.completion_ready']);
+      expect(await h.worker.cancel(ref, 'again')).toEqual(view); // repeat: the same ending, read back
+    } finally {
+      for (const pgid of pids) process.kill(-pgid, 'SIGKILL');
+    }
+  });
+
   it('waits for the end of a task, or returns it as it is when the timeout runs out', async () => {
     h = await openHarness();
     const ref = await h.run({ command: 'sleep', args: ['0.4'] });

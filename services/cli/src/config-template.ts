@@ -52,4 +52,8 @@ provider:
 # tasks:
 #   # How long a cancelled task's process gets between SIGTERM and SIGKILL.
 #   grace_ms: 2000
+
+# shutdown:
+#   # How long "serve" may take to close on SIGINT/SIGTERM; past it, it names what it still waits for and exits 1.
+#   deadline_ms: 10000
 `;

@@ -12,19 +12,28 @@ import {
 } from '@demiurge/delivery';
 import type { EventStore } from '@demiurge/event-store';
 import { openSqliteEventStore } from '@demiurge/event-store-sqlite';
+import {
+  type DeliveryStatusEntry,
+  deliveryStatusPrefix,
+  OutboxCollections,
+  outboxProjector,
+} from '@demiurge/projector-outbox';
 import { RunsCollections, type RunView, runsProjector } from '@demiurge/projector-runs';
 import { type ModelProvider, providerFromConfig } from '@demiurge/providers';
 import { SchedulerRuntime } from '@demiurge/scheduler';
 import { mayCancelRun, RunNotOwnedError } from '@demiurge/sessions';
 import { type AgentCore, BackgroundWorkRuntime, loadCore } from '@demiurge/slots';
-import { createTurnRuntime, type TurnHooks, type TurnOutcome, type TurnRuntime } from '@demiurge/turn-engine';
+import { createTurnRuntime, type TurnOutcome, type TurnRuntime } from '@demiurge/turn-engine';
 import { RuntimeTaskWorker, terminalExecHandler, workerTaskKinds } from '@demiurge/workers';
 import { filter, Subject } from 'rxjs';
 import { createAgentSpawnHandler } from './agent-spawn.js';
 import { type ConfigOverrides, type HostConfig, loadConfig } from './config.js';
+import { describeFailure } from './describe-failure.js';
 import { hostIdentity, isHostAlive } from './host-identity.js';
 import { stopOrphanedToolProcesses } from './orphan-processes.js';
 import { hostProjectors } from './projectors.js';
+import { watchRunCommands } from './run-resumer.js';
+import { SCHEDULE_CHANNEL, scheduledRouteOf } from './schedule-delivery.js';
 import { createSlotHooks } from './slot-hooks.js';
 
 /** The bundled default Agent Core: `agent/` at the repository root. */
@@ -110,6 +119,7 @@ export class DemiurgeApp {
   /** The detached tasks running in this process that `close` cancelled (set once the worker has closed). */
   tasksCancelledAtClose: Awaited<ReturnType<RuntimeTaskWorker['close']>>['cancelled'] = [];
   private closing: Promise<void> | undefined;
+  private closePhase = 'not closing';
   private readonly turns = new Set<Promise<unknown>>();
   private readonly loops: { close(): Promise<void> }[] = [];
   private dispatcherLoop: { close(): Promise<void> } | undefined;
@@ -175,9 +185,9 @@ export class DemiurgeApp {
       const core = await loadCore(resolve(config.core ?? DEFAULT_CORE_DIR));
       const workspace = realpathSync(resolve(config.workspace ?? process.cwd()));
       const background = new BackgroundWorkRuntime({
-        onError: (err: unknown) => process.stderr.write(`demiurge: background: ${(err as Error).message}\n`),
-      } as never);
-      let slotHooks: TurnHooks | undefined;
+        onError: (failure) => process.stderr.write(`demiurge: background ${describeFailure(failure)}\n`),
+      });
+      let slotHooks: ReturnType<typeof createSlotHooks> | undefined;
       let worker: RuntimeTaskWorker | undefined;
       const runtime = createTurnRuntime({
         store,
@@ -211,7 +221,15 @@ export class DemiurgeApp {
         host: runtime.host,
         background,
         workspaceRoot: workspace,
+        routeOf: (sessionId) => scheduledRouteOf(store, runtime.sessions, sessionId),
       });
+      // Slot modules are imported before the first turn, not under load (where a first import can outlast a
+      // short slot timeout). A module that cannot be imported fails its slot runs as before.
+      for (const failure of await slotHooks.preload()) {
+        process.stderr.write(
+          `demiurge: ${describeFailure({ name: `importing slot ${failure.slotId} of core ${core.id}`, error: failure.error })}\n`,
+        );
+      }
       worker = new RuntimeTaskWorker({
         store,
         clock,
@@ -242,7 +260,7 @@ export class DemiurgeApp {
         schedules: core.dir,
         startSession: async (spec) => {
           const { session } = await runtime.sessions.resolve(
-            { coreId: spec.coreId, channel: 'schedule', conversationKey: spec.fireKey },
+            { coreId: spec.coreId, channel: SCHEDULE_CHANNEL, conversationKey: spec.fireKey },
             { title: spec.title },
           );
           return { sessionId: session.sessionId };
@@ -253,6 +271,11 @@ export class DemiurgeApp {
             text: fire.prompt,
             actor: { kind: 'schedule', id: fire.scheduleId },
           });
+          if (outcome.status === 'interrupted') {
+            throw new Error(
+              'the host closed while the scheduled turn ran; the next host start resumes the turn (its answer is recorded in the fire session)',
+            );
+          }
           if (outcome.status !== 'completed')
             throw new Error(`the scheduled turn ended ${outcome.status}: ${outcome.text}`);
           return { summary: outcome.text };
@@ -376,21 +399,60 @@ export class DemiurgeApp {
   }
 
   /**
-   * The close contract: admission closes first, running turns drain (then are released for the next
-   * host), deliveries and background loops drain, the store closes. Idempotent.
+   * The close contract: the background loops stop starting rounds, admission closes, running turns drain
+   * for 2 s (then the call in flight is stopped and the run released for the next host; a paused run is
+   * released too), detached tasks are cancelled, the loop rounds in flight end, deliveries and background
+   * work drain, the store closes. Idempotent. {@link closeStatus} says what a close that takes long waits for.
    */
   close(): Promise<void> {
     this.closing ??= (async () => {
-      for (const loop of this.loops.filter((l) => l !== this.dispatcherLoop)) await loop.close().catch(() => undefined);
+      // The loops stop starting rounds now; a round in flight (a scheduled fire runs a whole turn) is awaited
+      // only after the engine closed, which stops that turn too: waiting for it first could take as long as the turn.
+      const loopsClosed = Promise.allSettled(
+        this.loops.filter((l) => l !== this.dispatcherLoop).map((loop) => loop.close()),
+      );
+      this.closePhase = 'draining running turns';
       await this.runtime.engine.close({ drainMs: 2_000 });
+      this.closePhase = 'stopping detached tasks';
       this.tasksCancelledAtClose = (await this.worker.close()).cancelled;
+      this.closePhase = 'finishing the background loop rounds in flight (tasks, scheduler)';
+      await loopsClosed;
+      this.closePhase = 'settling turns';
       await Promise.allSettled([...this.turns]);
+      this.closePhase = 'finishing the delivery round in flight';
       if (this.dispatcherLoop) await this.dispatcherLoop.close().catch(() => undefined);
+      this.closePhase = 'draining background work (parallel slots)';
       await this.background.drain(5_000);
       this.pushes$.complete();
+      this.closePhase = 'closing the store';
       await this.store.close();
+      this.closePhase = 'closed';
     })();
     return this.closing;
+  }
+
+  /**
+   * What a close that has not finished is waiting for, for a person: the phase, then the runs this host still
+   * drives, its detached tasks, deliveries being sent and background work still running.
+   */
+  async closeStatus(): Promise<string> {
+    const parts: string[] = [];
+    const runs = this.runtime.engine.liveRuns();
+    if (runs.length > 0) parts.push(`runs ${runs.join(', ')}`);
+    const tasks = this.worker.activeTaskIds();
+    if (tasks.length > 0) parts.push(`tasks ${tasks.join(', ')}`);
+    let sending: DeliveryStatusEntry[] = [];
+    try {
+      sending = await this.store
+        .projection(outboxProjector.name)
+        .list<DeliveryStatusEntry>(OutboxCollections.byStatus, { prefix: deliveryStatusPrefix('sending') });
+    } catch {
+      // the store is closed already: nothing is being sent
+    }
+    if (sending.length > 0) parts.push(`deliveries ${sending.map((d) => d.deliveryId).join(', ')}`);
+    const background = this.background.active();
+    if (background.length > 0) parts.push(`background work ${background.map((b) => b.name).join(', ')}`);
+    return `${this.closePhase}${parts.length > 0 ? `: ${parts.join('; ')}` : ''}`;
   }
 
   private bindRoutes(sessionId: string): void {
@@ -433,10 +495,23 @@ export class DemiurgeApp {
   }
 
   private startLoops(): void {
+    const commands = watchRunCommands({
+      store: this.store,
+      engine: this.runtime.engine,
+      runs: this.runtime.runs,
+      owner: this.owner,
+      clock: this.clock,
+      isHostAlive,
+      closing: () => this.isClosing,
+      track: (outcome) => this.track(outcome),
+      onError: (runId, error) =>
+        process.stderr.write(`demiurge: ${describeFailure({ name: `continuing run ${runId}`, error })}\n`),
+    });
+    this.loops.push({ close: async () => commands.close() });
     const dispatcher = new BackgroundDispatcher({
       runtime: this.delivery,
       intervalMs: this.config.delivery.poll_ms,
-      onError: (err) => process.stderr.write(`demiurge: delivery: ${(err as Error).message}\n`),
+      onError: (error) => process.stderr.write(`demiurge: ${describeFailure({ name: 'delivery', error })}\n`),
     });
     dispatcher.start();
     this.loops.push(dispatcher);
@@ -469,7 +544,7 @@ export class DemiurgeApp {
       clearTimeout(timer);
       running = running
         .then(round)
-        .catch((err: Error) => process.stderr.write(`demiurge: ${name}: ${err.message}\n`))
+        .catch((error: unknown) => process.stderr.write(`demiurge: ${describeFailure({ name, error })}\n`))
         .finally(() => {
           if (!stopped) timer = setTimeout(run, ms);
         });

@@ -41,6 +41,13 @@ export const HostConfig = z.strictObject({
     .strictObject({ enabled: z.boolean().default(true), tick_ms: z.number().int().positive().default(1_000) })
     .default({ enabled: true, tick_ms: 1_000 }),
   tasks: z.strictObject({ grace_ms: z.number().int().positive().default(2_000) }).default({ grace_ms: 2_000 }),
+  /**
+   * How long `serve` (and `gateway --stdio`) may take to close after SIGINT/SIGTERM or `operator.shutdown`;
+   * past it the host says on stderr what it still waits for and exits with status 1.
+   */
+  shutdown: z
+    .strictObject({ deadline_ms: z.number().int().positive().default(10_000) })
+    .default({ deadline_ms: 10_000 }),
 });
 export type HostConfig = z.infer<typeof HostConfig>;
 

@@ -11,6 +11,7 @@ export {
   storePath,
 } from './app.js';
 export { ConfigError, type ConfigOverrides, configPath, HostConfig, loadConfig } from './config.js';
+export { describeFailure } from './describe-failure.js';
 export { createOperatorBackend, type GatewayOptions, serveGatewaySocket, serveGatewayStdio } from './gateway.js';
 export { hostIdentity, isHostAlive } from './host-identity.js';
 export { HostOperatorSession, type SessionGatewayOptions } from './operator-session.js';

@@ -7,7 +7,9 @@ import {
   type AgentCore,
   type BackgroundWorkRuntime,
   createDeliveryIntents,
+  createSlotModuleLoader,
   type DeliverFn,
+  type DeliveryIntentsOptions,
   SlotRuntime,
 } from '@demiurge/slots';
 import type { TurnHooks, TurnSelection } from '@demiurge/turn-engine';
@@ -22,6 +24,8 @@ export interface SlotHooksOptions {
   readonly background: BackgroundWorkRuntime;
   readonly workspaceRoot: string;
   readonly onLog?: (line: string) => void;
+  /** Where a session's sends go when the host decides it (scheduled fires), see `createDeliveryIntents`. */
+  readonly routeOf?: DeliveryIntentsOptions['routeOf'];
 }
 
 const pick = (
@@ -58,13 +62,19 @@ export function selectCore(core: AgentCore, selection: TurnSelection | null): Ag
  * turn is admitted; the output slots with the answer before the turn completes. A send is recorded at
  * most once per (turn, text): an output phase that runs again after a crash finds its earlier send.
  */
-export function createSlotHooks(options: SlotHooksOptions): TurnHooks {
+export function createSlotHooks(options: SlotHooksOptions): TurnHooks & {
+  /** Imports every slot module of the core now (see {@link SlotRuntime.preload}); failures are returned. */
+  preload(): Promise<{ readonly slotId: string; readonly error: unknown }[]>;
+} {
   const runtimes = new Map<string, SlotRuntime>();
+  // One module cache for every selection's runtime: each slot module is imported once per host.
+  const modules = createSlotModuleLoader();
   const inner = createDeliveryIntents({
     store: options.store,
     ids: options.ids,
     host: options.host,
     sessions: options.sessions,
+    ...(options.routeOf ? { routeOf: options.routeOf } : {}),
   });
   const deliver: DeliverFn = async (intent) => {
     if (intent.turnId) {
@@ -85,6 +95,7 @@ export function createSlotHooks(options: SlotHooksOptions): TurnHooks {
         core: selectCore(options.core, selection),
         sessions: options.sessions,
         deliver,
+        modules,
         background: options.background,
         workspaceRoot: options.workspaceRoot,
         ...(options.onLog
@@ -96,6 +107,7 @@ export function createSlotHooks(options: SlotHooksOptions): TurnHooks {
     return runtime;
   };
   return {
+    preload: () => runtimeFor(null).preload(),
     async input(turn) {
       const slots = runtimeFor(turn.selection);
       if (!turn.selection || turn.selection.bootstrap)

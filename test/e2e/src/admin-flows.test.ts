@@ -90,7 +90,10 @@ describe('admin commands (child process)', () => {
 
   it('runs pause, resume and cancel go through the run machine and print the new state', async () => {
     const paused = await cli('runs', 'pause', seeded.liveRunId, '--reason', 'lunch');
-    expect(paused.stdout).toBe(`run ${seeded.liveRunId}: paused (lunch)\n`);
+    expect(paused.stdout).toBe(
+      `run ${seeded.liveRunId}: paused (lunch)\n` +
+        '  its owner finishes the step under way (a running tool call completes and is recorded), then waits\n',
+    );
     const resumed = await json<{ run: { status: string; reason: string | null } }>('runs', 'resume', seeded.liveRunId);
     expect(resumed.run).toMatchObject({ status: 'running', reason: null });
     const cancelling = await json<{ run: { status: string; reason: string } }>(

@@ -75,8 +75,13 @@ export const TaskFailed = defineEvent({
 export const TaskCancelled = defineEvent({
   type: 'task.cancelled',
   schemaVersion: 1,
-  description: 'The task was cancelled, before or after it started; the reason is kept.',
-  data: z.object({ taskId: TaskId, reason: z.string().min(1) }),
+  description:
+    "The task was cancelled, before or after it started; the reason is kept. When its cleanup (stopping its process tree, its handler's stop) failed, the task is cancelled all the same and `cleanupError` names the error's type and message.",
+  data: z.object({
+    taskId: TaskId,
+    reason: z.string().min(1),
+    cleanupError: z.object({ type: z.string().min(1), message: z.string().min(1) }).optional(),
+  }),
 });
 
 export const TaskDeleted = defineEvent({

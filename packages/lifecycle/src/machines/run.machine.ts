@@ -57,10 +57,13 @@ export const runMachine = setup({
       },
     },
     paused: {
-      description: 'Paused on request; resumes only when asked.',
+      description:
+        'Paused on request: no new step starts until it is resumed; a step under way when the pause came may still end the run.',
       on: {
         'run.resumed': 'running',
         'run.cancel_requested': 'cancelling',
+        'run.completed': 'completed',
+        'run.failed': 'failed',
         'run.checkpointed': 'paused',
         'run.owner_claimed': 'paused',
         'run.owner_heartbeat': 'paused',
@@ -114,6 +117,7 @@ export const runLifecycle = defineLifecycle({
     'Cancellation is explicit and two-phase once a run has started: run.cancel_requested (stop new dispatch, settle in-flight work) then run.cancelled; a queued run is cancelled directly.',
     'A terminal run (cancelled, completed, failed) never runs again; only run.archived leaves it.',
     'Resume is explicit (run.resumed) and only from waiting, paused or blocked; it never guesses from UI state.',
+    'Pause takes effect at the next step boundary: the step under way (a model round, a running tool call, the final answer) is finished and recorded, so a paused run may still complete or fail with that step.',
     'Ownership is a lease recorded as events (run.owner_claimed, run.owner_heartbeat, run.owner_lease_expired) while the run is live, so a new owner can recover it.',
     'Cancel and archive are idempotent: repeating them appends nothing.',
   ],

@@ -74,8 +74,10 @@ function changes(task: TaskView, event: RecordedEvent): Partial<TaskView> {
       const d = event.data as EventData<typeof TaskFailed>;
       return { error: d.error, exitCode: d.exitCode ?? null };
     }
-    case 'task.cancelled':
-      return { cancelReason: (event.data as EventData<typeof TaskCancelled>).reason };
+    case 'task.cancelled': {
+      const d = event.data as EventData<typeof TaskCancelled>;
+      return { cancelReason: d.reason, ...(d.cleanupError ? { cleanupError: d.cleanupError } : {}) };
+    }
     case 'task.deleted':
       return { hidden: true };
     case 'task.log': {

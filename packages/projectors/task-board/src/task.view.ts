@@ -74,6 +74,8 @@ export interface TaskView {
   /** Why it is blocked; null unless blocked. */
   readonly blocked: { readonly reason: string; readonly resumable: boolean } | null;
   readonly cancelReason: string | null;
+  /** Set only when its cancel's cleanup failed: the error's type and message (the task is cancelled all the same). */
+  readonly cleanupError?: { readonly type: string; readonly message: string };
   readonly error: { readonly code: string; readonly message: string } | null;
   readonly exitCode: number | null;
   readonly summary: string | null;

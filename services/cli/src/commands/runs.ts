@@ -200,6 +200,15 @@ async function runsControl(
     io.out(`run ${run.runId}: ${run.status}${run.reason ? ` (${run.reason})` : ''}`);
     if (run.status === 'cancelling') {
       io.out('  its owner stops dispatching, settles in-flight work and cancels its child tasks');
+    } else if (run.status === 'paused') {
+      io.out('  its owner finishes the step under way (a running tool call completes and is recorded), then waits');
+    } else if (run.status === 'running') {
+      const owned = run.owner !== null && run.leaseUntil !== null && Date.parse(run.leaseUntil) > Date.now();
+      io.out(
+        owned
+          ? `  its owner ${run.owner} continues it`
+          : '  it has no live owner: a serving host (demiurge serve) continues it now, else the next host start does',
+      );
     }
   });
 }

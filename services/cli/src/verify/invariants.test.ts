@@ -115,11 +115,13 @@ describe('checkInvariants', () => {
     ]);
   });
 
-  it('reports live runs without an owner or whose owner lease expired', async () => {
+  it('reports live runs without an owner or whose owner lease expired; a paused run needs no owner', async () => {
     const runs = {
       r1: run('r1', 'running', { owner: null, leaseUntil: null }),
-      r2: run('r2', 'paused', { leaseUntil: '2029-12-31T23:59:00.000Z' }),
+      r2: run('r2', 'waiting', { leaseUntil: '2029-12-31T23:59:00.000Z' }),
       r3: run('r3', 'running'),
+      r4: run('r4', 'paused', { leaseUntil: '2029-12-31T23:59:00.000Z' }),
+      r5: run('r5', 'paused', { owner: null, leaseUntil: null }),
     };
     const store = storeOf({ runs: { runs, 'live-runs': runs } });
     expect(await checkInvariants(store, NOW)).toEqual([
@@ -132,7 +134,7 @@ describe('checkInvariants', () => {
         invariant: Invariant.liveRunsHaveAnOwner,
         subject: 'r2',
         message:
-          "run r2 is paused but its owner host-1's lease expired at 2029-12-31T23:59:00.000Z (a host must recover it)",
+          "run r2 is waiting but its owner host-1's lease expired at 2029-12-31T23:59:00.000Z (a host must recover it)",
       },
     ]);
   });

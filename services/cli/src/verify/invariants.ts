@@ -20,7 +20,11 @@ export const Invariant = {
    * failed run keep running by design and report through their completion notices.
    */
   terminalRunsLeaveNoActiveTasks: 'terminal-runs-leave-no-active-tasks',
-  /** Every live run has an owner whose lease is still valid; otherwise it waits for recovery. */
+  /**
+   * Every live run has an owner whose lease is still valid; otherwise it waits for recovery. A paused run is
+   * exempt: nothing executes it until an explicit resume (its owner may have closed meanwhile), and the
+   * resume is what a serving host, or the next host start, acts on.
+   */
   liveRunsHaveAnOwner: 'live-runs-have-a-valid-owner-lease',
 } as const;
 export type Invariant = (typeof Invariant)[keyof typeof Invariant];
@@ -94,6 +98,7 @@ export async function checkInvariants(store: EventStore, now: number): Promise<I
 
   for (const live of await runs.list<LiveRunEntry>(RunsCollections.liveRuns)) {
     const run = (await runOf(live.runId)) ?? live;
+    if (run.status === 'paused') continue;
     const found = (message: string) =>
       findings.push({
         invariant: Invariant.liveRunsHaveAnOwner,
