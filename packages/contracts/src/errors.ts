@@ -43,6 +43,8 @@ export const ErrorCode = {
   SessionBusy: 'session_busy',
   /** The host (or one of its runtimes) is closing and admits nothing new. */
   Closing: 'closing',
+  /** A command outside its origin scope (e.g. acknowledging another session's task completion). */
+  OutOfScope: 'out_of_scope',
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 

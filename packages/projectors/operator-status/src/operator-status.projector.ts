@@ -2,6 +2,7 @@ import {
   deliveryEvents,
   type EventData,
   type RecordedEvent,
+  type TaskCompletionAcknowledged,
   type TaskCompletionReady,
   taskEvents,
   workEvents,
@@ -69,8 +70,8 @@ function moveStatus(
 }
 
 /**
- * A completion notice is pending from task.completion_ready until the parent acknowledges it, or until
- * the task is deleted or archived (the machine then refuses the acknowledgement).
+ * A notice is pending from task.completion_ready (the task ended, or is blocked) until the parent
+ * acknowledges it, or until the task is deleted or archived (its notices are settled in that commit).
  */
 function trackCompletion(tx: ProjectionTx, event: RecordedEvent, task: OperatorItem): void {
   if (event.type === 'task.completion_ready') {
@@ -79,10 +80,16 @@ function trackCompletion(tx: ProjectionTx, event: RecordedEvent, task: OperatorI
       taskId: task.id,
       sessionId: task.sessionId ?? '',
       outcome: d.outcome,
+      ...(d.workId ? { workId: d.workId } : {}),
       readyAt: event.recordedAt,
     };
     tx.put(C.pendingCompletions, task.id, entry);
-  } else if (['task.completion_acknowledged', 'task.deleted', 'task.archived'].includes(event.type)) {
+  } else if (event.type === 'task.completion_acknowledged') {
+    // The latest notice of the task is the pending one: an acknowledgement of an earlier one leaves it.
+    const acked = (event.data as EventData<typeof TaskCompletionAcknowledged>).workId;
+    const entry = tx.get<PendingCompletion>(C.pendingCompletions, task.id);
+    if (!acked || !entry?.workId || entry.workId === acked) tx.delete(C.pendingCompletions, task.id);
+  } else if (event.type === 'task.deleted' || event.type === 'task.archived') {
     tx.delete(C.pendingCompletions, task.id);
   }
 }

@@ -45,7 +45,10 @@ export interface RunningEntry {
 export interface PendingCompletion {
   readonly taskId: string;
   readonly sessionId: string;
-  readonly outcome: 'completed' | 'failed' | 'cancelled';
+  /** `blocked`: the task needs the user (a notice of a live task). */
+  readonly outcome: 'completed' | 'failed' | 'cancelled' | 'blocked';
+  /** The notice's work item (absent in old logs). */
+  readonly workId?: string;
   readonly readyAt: string;
 }
 
