@@ -20,6 +20,7 @@ import { createTurnRuntime, type TurnHooks, type TurnOutcome, type TurnRuntime }
 import { RuntimeTaskWorker, terminalExecHandler, workerTaskKinds } from '@demiurge/workers';
 import { filter, Subject } from 'rxjs';
 import { createAgentSpawnHandler } from './agent-spawn.js';
+import { COMPLETION_WAKE_EVENTS, type CompletionRound, deliverCompletions } from './completion-turns.js';
 import { type ConfigOverrides, type HostConfig, loadConfig } from './config.js';
 import { hostIdentity, isHostAlive } from './host-identity.js';
 import { hostProjectors } from './projectors.js';
@@ -324,6 +325,26 @@ export class DemiurgeApp {
     return { sessionId, runId, turnId, outcome };
   }
 
+  /**
+   * One round of the completion loop (the background loop does this on its own): an idle session with
+   * pending task notices gets a completion turn; a busy one takes them with its next input.
+   */
+  deliverCompletions(): Promise<CompletionRound> {
+    if (this.closing) return Promise.resolve({ started: [], deferred: [], settled: 0 });
+    return deliverCompletions({
+      store: this.store,
+      runtime: this.runtime,
+      started: (sessionId, outcome) => {
+        this.bindRoutes(sessionId);
+        this.track(
+          outcome.catch((err: Error) => {
+            if (!this.closing) process.stderr.write(`demiurge: completion turn in ${sessionId}: ${err.message}\n`);
+          }),
+        );
+      },
+    });
+  }
+
   /** Live runs (not final) from the runs read model. */
   async liveRuns(): Promise<RunView[]> {
     const reader = this.store.projection(runsProjector.name);
@@ -403,6 +424,7 @@ export class DemiurgeApp {
     this.loops.push(dispatcher);
     this.dispatcherLoop = dispatcher;
     this.loops.push(this.every(250, () => this.worker.runSubmitted(), 'tasks', ['task.submitted']));
+    this.loops.push(this.every(1_000, () => this.deliverCompletions(), 'completions', COMPLETION_WAKE_EVENTS));
     if (this.config.scheduler.enabled) {
       this.loops.push(
         this.every(
