@@ -103,7 +103,8 @@ function trackCompletion(tx: ProjectionTx, event: RecordedEvent, task: OperatorI
  */
 export const operatorStatusProjector = defineProjector({
   name: 'operator-status',
-  version: 1,
+  // 2: notices of blocked tasks, acknowledgements per notice (workId), allowed lists of tasks changed.
+  version: 2,
   handles: [...workEvents, ...taskEvents, ...deliveryEvents].map((e) => e.type),
   apply(event, tx) {
     const spec = specOf(event.type);
