@@ -181,9 +181,12 @@ export interface TakenNotices {
 export async function takeNotices(
   deps: NoticeDeps,
   consumer: CompletionConsumer,
-  leaseMs = 30_000,
+  options: { taskId?: string; leaseMs?: number } = {},
 ): Promise<TakenNotices> {
-  const pending = (await pendingNotices(deps, { sessionId: consumer.sessionId })).filter((n) => !n.orphaned);
+  const leaseMs = options.leaseMs ?? 30_000;
+  const pending = (await pendingNotices(deps, { sessionId: consumer.sessionId })).filter(
+    (n) => !n.orphaned && (options.taskId === undefined || n.taskId === options.taskId),
+  );
   const now = deps.clock.now();
   const taken: PendingNotice[] = [];
   const streams: AppendStream[] = [];

@@ -156,6 +156,24 @@ export class HostWorkLifecycleRuntime {
     return takeNotices(this.noticeDeps(), consumer);
   }
 
+  /**
+   * Acknowledges the pending notices of one task for `consumer` (an operator dismissing them: no completion
+   * turn will carry them), in one commit; returns how many. Only the task's own session may:
+   * {@link OutOfScopeError} otherwise, before anything is written.
+   */
+  acknowledgeTaskNotices(taskId: string, consumer: CompletionConsumer): Promise<number> {
+    return commandLoop(this.options.store, async () => {
+      const task = await loadAggregate(this.options.store, taskLifecycle, taskId);
+      if (task.state === 'none') throw new NotFoundError('task', taskId);
+      const submitted = task.events.find((e) => e.type === 'task.submitted')?.data as
+        | { sessionId?: string }
+        | undefined;
+      assertCompletionScope(taskId, submitted?.sessionId ?? null, consumer);
+      const taken = await takeNotices(this.noticeDeps(), consumer, { taskId });
+      return { streams: [...taken.streams], result: taken.notices.length };
+    });
+  }
+
   /** Settles notices whose task is gone (deleted or archived before notices were settled): `work.cancelled`. */
   async settleOrphanedCompletions(): Promise<number> {
     let settled = 0;

@@ -41,6 +41,12 @@ export interface AppOptions {
   readonly recoverRuns?: boolean;
   /** Poll loops (delivery, scheduler, tasks); default true. Off: callers drive them (tests). */
   readonly background?: boolean;
+  /**
+   * The completion loop among the background loops: idle sessions get completion turns for their pending
+   * task notices (default true: a serving host). Off (in-process `run`/`chat`): notices wait for a serving
+   * host, or join the session's next input.
+   */
+  readonly completionTurns?: boolean;
 }
 
 export interface SubmitInput {
@@ -280,7 +286,7 @@ export class DemiurgeApp {
         return { externalRef: `operator:${d.deliveryId}` };
       });
       await app.recover(options.recoverRuns ?? true);
-      if (options.background ?? true) app.startLoops();
+      if (options.background ?? true) app.startLoops(options.completionTurns ?? true);
       return app;
     } catch (err) {
       await store.close();
@@ -414,7 +420,7 @@ export class DemiurgeApp {
     }
   }
 
-  private startLoops(): void {
+  private startLoops(completionTurns: boolean): void {
     const dispatcher = new BackgroundDispatcher({
       runtime: this.delivery,
       intervalMs: this.config.delivery.poll_ms,
@@ -424,7 +430,9 @@ export class DemiurgeApp {
     this.loops.push(dispatcher);
     this.dispatcherLoop = dispatcher;
     this.loops.push(this.every(250, () => this.worker.runSubmitted(), 'tasks', ['task.submitted']));
-    this.loops.push(this.every(1_000, () => this.deliverCompletions(), 'completions', COMPLETION_WAKE_EVENTS));
+    if (completionTurns) {
+      this.loops.push(this.every(1_000, () => this.deliverCompletions(), 'completions', COMPLETION_WAKE_EVENTS));
+    }
     if (this.config.scheduler.enabled) {
       this.loops.push(
         this.every(
