@@ -20,7 +20,7 @@ import { createTurnRuntime, type TurnHooks, type TurnOutcome, type TurnRuntime }
 import { RuntimeTaskWorker, terminalExecHandler, workerTaskKinds } from '@demiurge/workers';
 import { filter, Subject } from 'rxjs';
 import { createAgentSpawnHandler } from './agent-spawn.js';
-import { COMPLETION_WAKE_EVENTS, type CompletionRound, deliverCompletions } from './completion-turns.js';
+import { COMPLETION_WAKE_EVENTS, type CompletionRound, CompletionTurns } from './completion-turns.js';
 import { type ConfigOverrides, type HostConfig, loadConfig } from './config.js';
 import { hostIdentity, isHostAlive } from './host-identity.js';
 import { hostProjectors } from './projectors.js';
@@ -114,6 +114,7 @@ export class DemiurgeApp {
   private readonly turns = new Set<Promise<unknown>>();
   private readonly loops: { close(): Promise<void> }[] = [];
   private dispatcherLoop: { close(): Promise<void> } | undefined;
+  private completions: CompletionTurns | undefined;
 
   private constructor(
     readonly home: string,
@@ -337,18 +338,16 @@ export class DemiurgeApp {
    */
   deliverCompletions(): Promise<CompletionRound> {
     if (this.closing) return Promise.resolve({ started: [], deferred: [], settled: 0 });
-    return deliverCompletions({
+    this.completions ??= new CompletionTurns({
       store: this.store,
       runtime: this.runtime,
-      started: (sessionId, outcome) => {
-        this.bindRoutes(sessionId);
-        this.track(
-          outcome.catch((err: Error) => {
-            if (!this.closing) process.stderr.write(`demiurge: completion turn in ${sessionId}: ${err.message}\n`);
-          }),
-        );
+      clock: this.clock,
+      track: (outcome) => this.track(outcome),
+      report: (sessionId, err) => {
+        if (!this.closing) process.stderr.write(`demiurge: completion turn in ${sessionId}: ${err.message}\n`);
       },
     });
+    return this.completions.round();
   }
 
   /** Live runs (not final) from the runs read model. */

@@ -8,7 +8,12 @@ export {
   type Submitted,
   storePath,
 } from './app.js';
-export { COMPLETION_WAKE_EVENTS, type CompletionRound, deliverCompletions } from './completion-turns.js';
+export {
+  COMPLETION_RETRY_MS,
+  COMPLETION_WAKE_EVENTS,
+  type CompletionRound,
+  CompletionTurns,
+} from './completion-turns.js';
 export { ConfigError, type ConfigOverrides, configPath, HostConfig, loadConfig } from './config.js';
 export { createOperatorBackend, serveGatewaySocket, serveGatewayStdio } from './gateway.js';
 export { hostIdentity, isHostAlive } from './host-identity.js';

@@ -271,4 +271,24 @@ describe('completion notices reach the parent session', () => {
     expect(status.counts['work/task.completion/cancelled']).toBe(3);
     expect((await verifyLog(a.store.iterate())).violations).toEqual([]);
   });
+
+  it('notices to an archived session are settled: it takes no turns', async () => {
+    let a = await start([hello], { background: false });
+    const first = await a.submit({ text: 'hello' });
+    await first.outcome;
+    const { sessionId } = first;
+    const { controlPlane } = a.runtime;
+    const t = await controlPlane.submitTask({ sessionId, kind: 'evolver.run', title: 'late', input: { goal: 'x' } });
+    await controlPlane.startTask({ sessionId, taskId: t.taskId }, 'test-worker');
+    await controlPlane.completeTask({ sessionId, taskId: t.taskId }, { summary: 'done' });
+    await a.runtime.sessions.archive(sessionId, 'finished');
+    await a.close();
+
+    a = await start([hello]);
+    await until('the notice to be settled', async () =>
+      (await a.runtime.work.get(completionWorkId(t.taskId))).status === 'cancelled' ? true : undefined,
+    );
+    expect(await turnsOf(a, sessionId)).toHaveLength(1);
+    expect((await a.runtime.host.status()).pendingCompletions).toEqual([]);
+  });
 });

@@ -94,6 +94,12 @@ function trackCompletion(tx: ProjectionTx, event: RecordedEvent, task: OperatorI
   }
 }
 
+/** A notice settled without delivery (its work item cancelled, e.g. its session archived) is no longer pending. */
+function settleNotice(tx: ProjectionTx, taskId: string, workId: string): void {
+  const entry = tx.get<PendingCompletion>(C.pendingCompletions, taskId);
+  if (entry?.workId === workId) tx.delete(C.pendingCompletions, taskId);
+}
+
 /**
  * One operator-readable view across work items, tasks and the outbox: counts by aggregate, kind and
  * status; running work and active tasks; pending task completions; unknown effects and corrupt work
@@ -118,7 +124,7 @@ export const operatorStatusProjector = defineProjector({
       | undefined;
     if (to === undefined || to === NONE) return;
     const error = errorOf(event);
-    const { kind, label, sessionId } = item ?? spec.describe(event.data);
+    const { kind, label, sessionId, subject } = item ?? spec.describe(event.data);
     const next: OperatorItem = {
       aggregate: spec.aggregate,
       id,
@@ -127,6 +133,7 @@ export const operatorStatusProjector = defineProjector({
       allowed: allowedEvents(spec.lifecycle, to),
       label,
       sessionId,
+      ...(subject === undefined ? {} : { subject }),
       updatedAt: event.recordedAt,
       lastError: error ?? item?.lastError ?? null,
     };
@@ -137,5 +144,6 @@ export const operatorStatusProjector = defineProjector({
       tx.put(C.lastError, LAST_ERROR_ID, last);
     }
     if (spec.aggregate === 'task') trackCompletion(tx, event, next);
+    if (event.type === 'work.cancelled' && kind === 'task.completion' && subject) settleNotice(tx, subject, id);
   },
 });

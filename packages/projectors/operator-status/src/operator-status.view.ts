@@ -26,6 +26,8 @@ export interface OperatorItem {
   readonly label: string;
   /** The session of a task or delivery (null for work items). */
   readonly sessionId: string | null;
+  /** A work item's subject (`subjectId`: the task of a `task.completion` notice...). */
+  readonly subject?: string;
   readonly updatedAt: string;
   /** The last failure recorded on it (`*.failed`, or `work.corrupt` as `{ code: 'corrupt' }`). */
   readonly lastError: OperatorError | null;
