@@ -1,6 +1,6 @@
 import type { EventStore } from '@demiurge/event-store';
 import { type LiveRunEntry, RunsCollections, runsProjector } from '@demiurge/projector-runs';
-import type { TurnOutcome, TurnRuntime } from '@demiurge/turn-engine';
+import type { TurnRuntime } from '@demiurge/turn-engine';
 
 /** The events that wake the completion loop: a notice is ready, or a session may have become idle. */
 export const COMPLETION_WAKE_EVENTS = [
