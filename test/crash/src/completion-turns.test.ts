@@ -160,4 +160,54 @@ describe('completion turns on a real host, across SIGKILL', () => {
     expect(ofTurn[1]!.text).toBe(`[fake] ${ofTurn[0]!.text}`);
     expect(await verifyHome(home.home.dir)).toMatchObject({ ok: true, problems: [] });
   });
+
+  it('a busy parent takes the notice with its next input, not a turn of its own; a silent task tells nobody', async () => {
+    served = await ServedHome.start({
+      script: [
+        {
+          content: 'Building in the background while I check something.',
+          tool_calls: [
+            { name: 'shell', arguments: { command: 'echo built', background: true } },
+            // The child replays this step (its own transcript is empty): with read_file only, its calls are refused.
+            { name: 'delegate_task', arguments: { goal: 'say hi', notify_policy: 'silent', tools: ['read_file'] } },
+            { name: 'shell', arguments: { command: 'sleep 4' } },
+          ],
+        },
+        { content: 'Started the build.' },
+      ],
+    });
+    const home = served;
+    const first = await (await home.gateway()).request('operator.submit', { text: 'build it' });
+    const sessionId = first.session_id;
+    const ended = (kind: string) =>
+      home.reader.waitFor(`the ${kind} task to end`, (e) => {
+        if (e.type !== 'task.completed' && e.type !== 'task.failed') return false;
+        const submitted = home.reader.stream(e.streamId)[0]!;
+        return submitted.data.sessionId === sessionId && submitted.data.kind === kind;
+      });
+    const build = await ended('terminal.exec');
+    const child = await ended('agent.spawn');
+    expect(home.types(first.turn_id).at(-1)).not.toBe('turn.completed'); // still in its foreground sleep
+    const second = await (await home.gateway()).request('operator.submit', {
+      session_id: sessionId,
+      text: 'what now?',
+    });
+    expect((await home.turnEnd(second.turn_id)).type).toBe('turn.completed');
+    await sleep(2_000);
+
+    const turns = home.reader.events(1, 'turn.started').filter((e) => e.data.sessionId === sessionId);
+    expect(turns.map((e) => e.streamId)).toEqual([first.turn_id, second.turn_id]);
+    const context = (turns[1]!.data.context ?? []) as { role: string; text: string }[];
+    const notices = context.filter((c) => c.text.startsWith('[task'));
+    expect(notices).toHaveLength(1);
+    expect(notices[0]!.text).toContain(`Task ${build.streamId} "echo built" (terminal.exec) completed.`);
+    expect(home.reader.stream(build.streamId).filter((e) => e.type === 'task.completion_acknowledged')).toEqual([
+      expect.objectContaining({
+        data: expect.objectContaining({ consumer: `session ${sessionId} (turn ${second.turn_id})` }),
+      }),
+    ]);
+    // notify_policy silent: no notice, no ack, no turn.
+    expect(home.types(child.streamId).filter((t) => t.startsWith('task.completion'))).toEqual([]);
+    expect(await verifyHome(home.home.dir)).toMatchObject({ ok: true, problems: [] });
+  });
 });
