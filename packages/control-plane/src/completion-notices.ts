@@ -1,6 +1,13 @@
 import type { Clock, IdGenerator, NewEvent, RecordedEvent } from '@demiurge/contracts';
 import type { AppendStream, EventStore } from '@demiurge/event-store';
-import { checkEvents, type TaskEventType, taskLifecycle, type WorkEventType, workLifecycle } from '@demiurge/lifecycle';
+import {
+  allowedEvents,
+  checkEvents,
+  type TaskEventType,
+  taskLifecycle,
+  type WorkEventType,
+  workLifecycle,
+} from '@demiurge/lifecycle';
 import { TaskBoardCollections, type TaskView, taskBoardProjector } from '@demiurge/projector-task-board';
 import {
   type ClaimableEntry,
@@ -190,51 +197,59 @@ export async function takeNotices(
   const now = deps.clock.now();
   const taken: PendingNotice[] = [];
   const streams: AppendStream[] = [];
-  const acks = new Map<string, NewEvent<TaskEventType>[]>();
-  for (const notice of pending) {
-    const item = await loadWork(deps.store, notice.workId);
-    const expired = item.state !== 'sending' && item.leaseUntil !== null && item.leaseUntil < iso(now);
-    if (item.state !== 'queued' && item.state !== 'retry_scheduled' && !expired) continue;
-    const claimToken = deps.ids.next('clm');
-    const events: NewEvent<WorkEventType>[] = [];
-    if (expired) {
-      events.push({
-        type: 'work.lease_expired',
-        data: { workId: notice.workId, claimToken: item.claimToken!, attempt: item.attempt },
-      });
-    }
-    events.push(
-      {
-        type: 'work.claimed',
-        data: {
-          workId: notice.workId,
-          claimToken,
-          attempt: item.attempt + 1,
-          owner: deps.owner,
-          leaseUntil: iso(now + leaseMs),
-        },
-      },
-      { type: 'work.acknowledged', data: { workId: notice.workId, claimToken } },
-    );
-    streams.push(
-      streamAppend(workLifecycle.streamType, item, checkEvents(workLifecycle, item.state, events, item.streamId)),
-    );
-    const ack: NewEvent<TaskEventType> = {
-      type: 'task.completion_acknowledged',
-      data: {
-        taskId: notice.taskId,
-        consumer: `session ${consumer.sessionId} (${consumer.via})`,
-        workId: notice.workId,
-      },
-    };
-    acks.set(notice.taskId, [...(acks.get(notice.taskId) ?? []), ack]);
-    taken.push(notice);
-  }
-  for (const [taskId, events] of acks) {
+  const byTask = new Map<string, PendingNotice[]>();
+  for (const notice of pending) byTask.set(notice.taskId, [...(byTask.get(notice.taskId) ?? []), notice]);
+  for (const [taskId, notices] of byTask) {
     const task = await loadAggregate(deps.store, taskLifecycle, taskId);
     const submitted = task.events.find((e) => e.type === 'task.submitted')?.data as { sessionId?: string } | undefined;
     assertCompletionScope(taskId, submitted?.sessionId ?? null, consumer);
-    streams.push(streamAppend(taskLifecycle.streamType, task, checkEvents(taskLifecycle, task.state, events, taskId)));
+    const workStreams: AppendStream[] = [];
+    const acks: NewEvent<TaskEventType>[] = [];
+    for (const notice of notices) {
+      const item = await loadWork(deps.store, notice.workId);
+      const expired = item.state !== 'sending' && item.leaseUntil !== null && item.leaseUntil < iso(now);
+      if (item.state !== 'queued' && item.state !== 'retry_scheduled' && !expired) continue;
+      const claimToken = deps.ids.next('clm');
+      const events: NewEvent<WorkEventType>[] = [];
+      if (expired) {
+        events.push({
+          type: 'work.lease_expired',
+          data: { workId: notice.workId, claimToken: item.claimToken!, attempt: item.attempt },
+        });
+      }
+      events.push(
+        {
+          type: 'work.claimed',
+          data: {
+            workId: notice.workId,
+            claimToken,
+            attempt: item.attempt + 1,
+            owner: deps.owner,
+            leaseUntil: iso(now + leaseMs),
+          },
+        },
+        { type: 'work.acknowledged', data: { workId: notice.workId, claimToken } },
+      );
+      workStreams.push(
+        streamAppend(workLifecycle.streamType, item, checkEvents(workLifecycle, item.state, events, item.streamId)),
+      );
+      acks.push({
+        type: 'task.completion_acknowledged',
+        data: { taskId, consumer: `session ${consumer.sessionId} (${consumer.via})`, workId: notice.workId },
+      });
+      taken.push(notice);
+    }
+    if (acks.length === 0) continue;
+    // A task whose machine refuses the acknowledgement now is left out (its notices stay for the loop to
+    // settle), so one odd task never blocks the admission of the session's input.
+    if (!allowedEvents(taskLifecycle, task.state).includes('task.completion_acknowledged')) {
+      taken.splice(taken.length - acks.length, acks.length);
+      continue;
+    }
+    streams.push(
+      ...workStreams,
+      streamAppend(taskLifecycle.streamType, task, checkEvents(taskLifecycle, task.state, acks, taskId)),
+    );
   }
   return { notices: taken, streams };
 }
