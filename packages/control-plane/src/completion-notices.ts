@@ -13,6 +13,7 @@ import {
   type ClaimableEntry,
   claimableByKindPrefix,
   type LeaseEntry,
+  leaseKey,
   WorkItemCollections,
   type WorkItemView,
   workItemsProjector,
@@ -142,13 +143,19 @@ export async function pendingNotices(deps: NoticeDeps, options: { sessionId?: st
   const due = await work.list<ClaimableEntry>(WorkItemCollections.claimableByKind, {
     prefix: claimableByKindPrefix(WorkKind.taskCompletion),
   });
-  const leases = await work.list<LeaseEntry>(WorkItemCollections.leases);
-  const candidates = [
-    ...due.filter((e) => e.dueAt <= now).map((e) => e.workId),
-    ...leases
-      .filter((l) => l.kind === WorkKind.taskCompletion && l.status !== 'sending' && l.leaseUntil < now)
-      .map((l) => l.workId),
-  ];
+  const candidates = due.filter((e) => e.dueAt <= now).map((e) => e.workId);
+  // Leases list by expiry, oldest first: only the expired head can hold a notice nobody works on.
+  for (let after: string | undefined; ; ) {
+    const page = await work.list<LeaseEntry>(WorkItemCollections.leases, {
+      limit: 200,
+      ...(after === undefined ? {} : { after }),
+    });
+    const expired = page.filter((l) => l.leaseUntil < now);
+    for (const l of expired)
+      if (l.kind === WorkKind.taskCompletion && l.status !== 'sending') candidates.push(l.workId);
+    if (page.length < 200 || expired.length < page.length) break;
+    after = leaseKey(page[page.length - 1]!.leaseUntil, page[page.length - 1]!.workId);
+  }
   const notices: PendingNotice[] = [];
   for (const workId of candidates) {
     const item = await work.get<WorkItemView>(WorkItemCollections.items, workId);
