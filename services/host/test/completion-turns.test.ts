@@ -165,6 +165,43 @@ describe('completion notices reach the parent session', () => {
     expect((await a.runtime.host.status()).pendingCompletions).toEqual([]);
   });
 
+  it('yield_until in a busy turn consumes the notice: no completion turn follows', async () => {
+    const a = await start([
+      {
+        content: 'Building while I wait.',
+        tool_calls: [
+          { name: 'shell', arguments: { command: 'echo built', background: true } },
+          { name: 'shell', arguments: { command: 'sleep 2' } },
+        ],
+      },
+      { content: 'Built.' },
+    ]);
+    const first = await a.submit({ text: 'build it' });
+    const { sessionId } = first;
+    const task = await until('the build to end', async () => {
+      const [t] = await a.runtime.controlPlane.listTasks(sessionId);
+      return t?.completion === 'ready' ? t : undefined;
+    });
+    // The model's yield_until, while its turn still runs (the session is busy: the loop leaves the notice).
+    const waited = await a.runtime.tools.get('yield_until')!.run(
+      { task_id: task.taskId, timeout_seconds: 5 },
+      {
+        workspaceRoot: workspace,
+        signal: new AbortController().signal,
+        sessionId,
+        turnId: first.turnId,
+        runId: first.runId,
+        toolCallId: 'tcl_01JD5Y7Q6N0000000000000001',
+      },
+    );
+    expect(JSON.parse(waited.output)).toMatchObject({ status: 'completed', timed_out: false });
+    expect((await first.outcome).status).toBe('completed');
+    await sleep(1_500);
+    expect(await turnsOf(a, sessionId)).toHaveLength(1);
+    const acks = (await a.store.readStream(task.taskId)).filter((e) => e.type === 'task.completion_acknowledged');
+    expect(acks.map((e) => (e.data as { consumer: string }).consumer)).toEqual([`session ${sessionId} (yield_until)`]);
+  });
+
   it('a silent task never notifies', async () => {
     const a = await start([
       hello,
