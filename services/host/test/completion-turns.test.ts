@@ -149,6 +149,7 @@ describe('completion notices reach the parent session', () => {
     expect(notice).toMatchObject({ role: 'system' });
     expect(notice!.text).toContain(`Task ${task!.taskId} "echo built" (terminal.exec) completed.`);
     expect(notice!.text).toContain('Exit code: 0');
+    expect(notice!.text).toMatch(/\nArtifacts: stdout \S+ \(6 bytes\); stderr \S+ \(0 bytes\)$/);
     const messages = await messagesOfTurn(a, sessionId, second.turnId);
     expect(messages.map((m) => [m.role, m.text.slice(0, 17)])).toEqual([
       ['system', '[task completion]'],
