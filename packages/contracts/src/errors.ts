@@ -45,6 +45,8 @@ export const ErrorCode = {
   Closing: 'closing',
   /** The principal does not own the run (or task) it tried to control, and has no right over it. */
   NotOwner: 'not_owner',
+  /** A command outside its origin scope (e.g. acknowledging another session's task completion). */
+  OutOfScope: 'out_of_scope',
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 

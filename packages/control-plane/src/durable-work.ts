@@ -85,6 +85,11 @@ export class DurableWorkRuntime {
     this.leaseMs = options.leaseMs ?? 30_000;
   }
 
+  /** Who claims (this process). */
+  get owner(): string {
+    return this.options.owner;
+  }
+
   /** The events and stream that enqueue work, for callers that append them with other streams. */
   enqueueStream(spec: EnqueueSpec): { workId: string; stream: AppendStream } {
     const parsed = parseSpec('work item', EnqueueSpec, spec);

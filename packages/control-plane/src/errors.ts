@@ -79,6 +79,26 @@ export class NotResumableError extends DemiurgeError {
   }
 }
 
+/**
+ * A command outside its origin scope, e.g. a completion acknowledged by a session other than the one that
+ * submitted the task. Nothing was changed.
+ */
+export class OutOfScopeError extends DemiurgeError {
+  override readonly name = 'OutOfScopeError';
+  readonly code = ErrorCode.OutOfScope;
+  readonly taskId: string;
+  /** The session the notice belongs to. */
+  readonly scope: string;
+  /** The session that tried. */
+  readonly presented: string;
+  constructor(message: string, fields: { taskId: string; scope: string; presented: string }) {
+    super(`${message}; nothing was changed`);
+    this.taskId = fields.taskId;
+    this.scope = fields.scope;
+    this.presented = fields.presented;
+  }
+}
+
 /** Parses with a zod schema, throwing {@link InvalidSpecError} that names the first bad field. */
 export function parseSpec<S extends z.ZodType>(
   what: string,

@@ -3,6 +3,14 @@ import type { AppendStream, EventStore } from '@demiurge/event-store';
 import { checkEvents, deliveryLifecycle, taskLifecycle, workLifecycle } from '@demiurge/lifecycle';
 import { OperatorStatusCollections, operatorStatusProjector } from '@demiurge/projector-operator-status';
 import { commandLoop, loadAggregate, streamAppend } from './aggregate.js';
+import {
+  assertCompletionScope,
+  type CompletionConsumer,
+  type PendingNotice,
+  pendingNotices,
+  type TakenNotices,
+  takeNotices,
+} from './completion-notices.js';
 import type { DurableWorkRuntime, WorkClaim } from './durable-work.js';
 import { NotFoundError } from './errors.js';
 import { WorkKind } from './kinds.js';
@@ -33,7 +41,7 @@ export interface OperatorStatus {
  * @example
  * for (const { claim, taskId } of await host.claimTaskCompletions({ limit: 10 })) {
  *   await notifyParent(taskId);
- *   await host.acknowledgeTaskCompletion(claim, 'parent-session');
+ *   await host.acknowledgeTaskCompletion(claim, { sessionId: parentSessionId, via: 'my consumer' });
  * }
  */
 export class HostWorkLifecycleRuntime {
@@ -88,12 +96,21 @@ export class HostWorkLifecycleRuntime {
     return claims.map((claim) => ({ claim, taskId: (claim.payload as { taskId: string }).taskId }));
   }
 
-  /** Acknowledges a claimed completion notice: the work item and the task record it in one commit. */
-  acknowledgeTaskCompletion(claim: WorkClaim, consumer: string): Promise<void> {
+  /**
+   * Acknowledges a claimed completion notice: the work item and the task record it in one commit. Only the
+   * session that submitted the task may: any other consumer is refused with {@link OutOfScopeError}.
+   */
+  acknowledgeTaskCompletion(claim: WorkClaim, consumer: CompletionConsumer): Promise<void> {
     const taskId = (claim.payload as { taskId: string }).taskId;
     return commandLoop(this.options.store, async () => {
       const item = await loadWork(this.options.store, claim.workId);
       if (item.state === 'none') throw new NotFoundError('work item', claim.workId);
+      const task = await loadAggregate(this.options.store, taskLifecycle, taskId);
+      if (task.state === 'none') throw new NotFoundError('task', taskId);
+      const submitted = task.events.find((e) => e.type === 'task.submitted')?.data as
+        | { sessionId?: string }
+        | undefined;
+      assertCompletionScope(taskId, submitted?.sessionId ?? null, consumer);
       const workEvents = checkEvents(
         workLifecycle,
         item.state,
@@ -102,12 +119,15 @@ export class HostWorkLifecycleRuntime {
       );
       if (workEvents.length === 0) return { streams: [], result: undefined };
       assertCurrentClaim(item, claim.claimToken, new Date(this.options.clock.now()).toISOString());
-      const task = await loadAggregate(this.options.store, taskLifecycle, taskId);
-      if (task.state === 'none') throw new NotFoundError('task', taskId);
       const taskEvents = checkEvents(
         taskLifecycle,
         task.state,
-        [{ type: 'task.completion_acknowledged', data: { taskId, consumer } }],
+        [
+          {
+            type: 'task.completion_acknowledged',
+            data: { taskId, consumer: `session ${consumer.sessionId} (${consumer.via})`, workId: claim.workId },
+          },
+        ],
         taskId,
       );
       return {
@@ -118,6 +138,58 @@ export class HostWorkLifecycleRuntime {
         result: undefined,
       };
     });
+  }
+
+  /**
+   * The notices waiting for their parent session, oldest first (optionally of one session), each with the
+   * text its model reads. `orphaned` ones (their task deleted or archived in an old log) are only settled.
+   */
+  pendingTaskCompletions(options: { sessionId?: string } = {}): Promise<PendingNotice[]> {
+    return pendingNotices(this.noticeDeps(), options);
+  }
+
+  /**
+   * Takes the session's pending notices for a turn's admission: the streams returned claim and acknowledge
+   * each notice and must be appended in the admission's commit (never on their own).
+   */
+  takeTaskCompletions(consumer: CompletionConsumer): Promise<TakenNotices> {
+    return takeNotices(this.noticeDeps(), consumer);
+  }
+
+  /**
+   * Acknowledges the pending notices of one task for `consumer` (an operator dismissing them: no completion
+   * turn will carry them), in one commit; returns how many. Only the task's own session may:
+   * {@link OutOfScopeError} otherwise, before anything is written.
+   */
+  acknowledgeTaskNotices(taskId: string, consumer: CompletionConsumer): Promise<number> {
+    return commandLoop(this.options.store, async () => {
+      const task = await loadAggregate(this.options.store, taskLifecycle, taskId);
+      if (task.state === 'none') throw new NotFoundError('task', taskId);
+      const submitted = task.events.find((e) => e.type === 'task.submitted')?.data as
+        | { sessionId?: string }
+        | undefined;
+      assertCompletionScope(taskId, submitted?.sessionId ?? null, consumer);
+      const taken = await takeNotices(this.noticeDeps(), consumer, { taskId });
+      return { streams: [...taken.streams], result: taken.notices.length };
+    });
+  }
+
+  /** Settles notices whose task is gone (deleted or archived before notices were settled): `work.cancelled`. */
+  async settleOrphanedCompletions(): Promise<number> {
+    let settled = 0;
+    for (const notice of await this.pendingTaskCompletions()) {
+      if (!notice.orphaned) continue;
+      const item = await loadWork(this.options.store, notice.workId);
+      if (item.state !== 'queued' && item.state !== 'retry_scheduled') continue;
+      await this.options.work.cancel(notice.workId, 'its task was deleted or archived');
+      settled++;
+    }
+    return settled;
+  }
+
+  private noticeDeps() {
+    const { store, clock, ids, work } = this.options;
+    return { store, clock, ids, owner: work.owner };
   }
 
   /** One operator-readable view across work items, tasks and the outbox, with each item's allowed actions. */

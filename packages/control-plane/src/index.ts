@@ -1,5 +1,16 @@
 export { commandLoop, type Loaded, loadAggregate, streamAppend } from './aggregate.js';
 export {
+  assertCompletionScope,
+  type CompletionConsumer,
+  completionWorkId,
+  type NoticeOutcome,
+  type NoticeRecord,
+  noticeRecords,
+  type PendingNotice,
+  renderNotice,
+  type TakenNotices,
+} from './completion-notices.js';
+export {
   type DurableWorkOptions,
   DurableWorkRuntime,
   EnqueueSpec,
@@ -11,6 +22,7 @@ export {
   NotClaimableError,
   NotFoundError,
   NotResumableError,
+  OutOfScopeError,
   parseSpec,
   StaleClaimError,
   UnknownKindError,
@@ -28,7 +40,6 @@ export {
 export { controlPlaneProjectors } from './projectors.js';
 export {
   type ControlPlaneOptions,
-  completionWorkId,
   type ListTasksOptions,
   RuntimeControlPlane,
   type TaskRef,

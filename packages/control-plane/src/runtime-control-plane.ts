@@ -9,13 +9,22 @@ import {
   TaskId,
 } from '@demiurge/contracts';
 import { type AppendStream, type EventStore, StreamVersionConflictError } from '@demiurge/event-store';
-import { checkEvents, nextState, type TaskEventType, type TaskState, taskLifecycle } from '@demiurge/lifecycle';
+import {
+  checkEvents,
+  nextState,
+  type TaskEventType,
+  type TaskState,
+  taskLifecycle,
+  workLifecycle,
+} from '@demiurge/lifecycle';
 import { sessionPrefix, TaskBoardCollections, type TaskView, taskBoardProjector } from '@demiurge/projector-task-board';
 import { z } from 'zod';
 import { commandLoop, type Loaded, loadAggregate, streamAppend } from './aggregate.js';
+import { completionWorkId, type NoticeOutcome, noticeRecords } from './completion-notices.js';
 import type { DurableWorkRuntime } from './durable-work.js';
 import { NotFoundError, NotResumableError, parseSpec } from './errors.js';
 import { defaultTaskKinds, type KindRegistry, WorkKind } from './kinds.js';
+import { loadWork } from './work-aggregate.js';
 
 /** What `submitTask` takes; `input` is validated by the kind's schema. */
 export const TaskSpec = z.object({
@@ -62,13 +71,8 @@ interface TaskAggregate extends Loaded<TaskState> {
   readonly blocked: { reason: string; resumable: boolean } | null;
 }
 
-/**
- * The work id of a task's completion notice: derived from the task id (one notice per task), so a consumer
- * waiting on one task (`yield_until`) can claim exactly its notice.
- */
-export function completionWorkId(taskId: string): string {
-  return `wrk_${taskId.slice(taskId.indexOf('_') + 1)}`;
-}
+/** The work states in which a notice is still unsettled (deleting or archiving its task cancels it). */
+const UNSETTLED = ['queued', 'claimed', 'running', 'retry_scheduled'];
 
 /**
  * The host-owned seam for detached tasks (seed 003 RuntimeControlPlane): the task ledger of
@@ -210,6 +214,32 @@ export class RuntimeControlPlane {
 
   // --- internals ------------------------------------------------------------------------------
 
+  /**
+   * Settles the task's unacknowledged notices (`work.cancelled`) for the commit that deletes or archives it:
+   * nobody is told about a task that is gone, and no notice of it stays pending.
+   */
+  private async settleNotices(task: TaskAggregate, reason: string): Promise<AppendStream[]> {
+    const streams: AppendStream[] = [];
+    for (const notice of noticeRecords(task.events, task.streamId)) {
+      if (notice.acknowledged) continue;
+      const item = await loadWork(this.options.store, notice.workId);
+      if (!UNSETTLED.includes(item.state)) continue;
+      streams.push(
+        streamAppend(
+          workLifecycle.streamType,
+          item,
+          checkEvents(
+            workLifecycle,
+            item.state,
+            [{ type: 'work.cancelled', data: { workId: notice.workId, reason } }],
+            notice.workId,
+          ),
+        ),
+      );
+    }
+    return streams;
+  }
+
   private async load(ref: TaskRef): Promise<TaskAggregate> {
     const loaded = await loadAggregate(this.options.store, taskLifecycle, ref.taskId);
     let sessionId: string | null = null;
@@ -231,7 +261,8 @@ export class RuntimeControlPlane {
   /**
    * load → decide (machine-checked; idempotent repeats dropped) → append. A task that reaches a
    * terminal state gets its completion notice (`task.completion_ready` + a `task.completion` work
-   * item) in the same commit, unless its notify policy is `silent`.
+   * item) in the same commit, and so does a task that becomes blocked (it needs the user), unless its
+   * notify policy is `silent`. Deleting or archiving a task settles its pending notices in the same commit.
    */
   private async command(ref: TaskRef, decide: (task: TaskAggregate) => NewEvent<TaskEventType>[]): Promise<TaskView> {
     await commandLoop(this.options.store, async () => {
@@ -242,19 +273,26 @@ export class RuntimeControlPlane {
       for (const e of events)
         state = nextState(taskLifecycle, state, { type: e.type as TaskEventType, data: e.data }) ?? state;
       const streams: AppendStream[] = [];
-      if (TERMINAL.includes(state) && !TERMINAL.includes(task.state) && task.notifyPolicy !== 'silent') {
+      const ended = TERMINAL.includes(state) && !TERMINAL.includes(task.state);
+      const blocked = state === 'blocked' && task.state !== 'blocked';
+      if ((ended || blocked) && task.notifyPolicy !== 'silent') {
+        // One final notice per task (its derived work id, which yield_until claims); one per block.
+        const workId = ended ? completionWorkId(ref.taskId) : this.options.ids.next(IdPrefix.work);
         events.push({
           type: 'task.completion_ready',
-          data: { taskId: ref.taskId, outcome: state as 'completed' | 'failed' | 'cancelled' },
+          data: { taskId: ref.taskId, outcome: state as NoticeOutcome, workId },
         });
         streams.push(
           this.options.work.enqueueStream({
-            workId: completionWorkId(ref.taskId),
+            workId,
             kind: WorkKind.taskCompletion,
             subjectId: ref.taskId,
             payload: { taskId: ref.taskId },
           }).stream,
         );
+      }
+      if ((state === 'deleted' || state === 'archived') && task.state !== state) {
+        streams.push(...(await this.settleNotices(task, `the task was ${state}`)));
       }
       return {
         streams: [streamAppend(TASK, task, events), ...streams],

@@ -35,7 +35,7 @@ describe('RuntimeControlPlane', () => {
     expect(done).toMatchObject({ status: 'completed', lane: 'done', completion: 'ready', exitCode: 0 });
     const [pending] = await rt.host.claimTaskCompletions({ limit: 5 });
     expect(pending?.taskId).toBe(task.taskId);
-    await rt.host.acknowledgeTaskCompletion(pending!.claim, 'parent');
+    await rt.host.acknowledgeTaskCompletion(pending!.claim, { sessionId, via: 'test' });
     expect(await rt.tasks.getTask({ sessionId, taskId: task.taskId })).toMatchObject({ completion: 'acknowledged' });
     expect((await rt.work.get(pending!.claim.workId)).status).toBe('acknowledged');
     expect(await rt.host.claimTaskCompletions({ limit: 5 })).toEqual([]);
@@ -90,7 +90,8 @@ describe('RuntimeControlPlane', () => {
     await rt.tasks.deleteTask(ref);
     await rt.tasks.deleteTask(ref);
     await rt.tasks.cancelTask(ref, 'cancel a deleted task: still a no-op');
-    expect(await rt.store.head()).toBe(afterCancel + 1);
+    // task.deleted and the settlement of its pending completion notice (work.cancelled), in one commit.
+    expect(await rt.store.head()).toBe(afterCancel + 2);
     await expect(rt.tasks.startTask(ref, 'w')).rejects.toThrow(
       `task ${taskId} is deleted; task.started is not allowed; allowed: task.archived`,
     );
@@ -100,7 +101,7 @@ describe('RuntimeControlPlane', () => {
     ]);
     await rt.tasks.archiveTask(ref);
     await rt.tasks.archiveTask(ref);
-    expect(await rt.store.head()).toBe(afterCancel + 2);
+    expect(await rt.store.head()).toBe(afterCancel + 3);
   });
 
   it('blocks and resumes, but never resumes a task blocked as not resumable', async () => {

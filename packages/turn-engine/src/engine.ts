@@ -9,7 +9,7 @@ import {
   type RecordedEvent,
 } from '@demiurge/contracts';
 import { commandLoop, streamAppend } from '@demiurge/control-plane';
-import type { AppendStream, EventStore } from '@demiurge/event-store';
+import { type AppendStream, type EventStore, StreamVersionConflictError } from '@demiurge/event-store';
 import {
   checkEvents,
   type ToolCallEventType,
@@ -74,6 +74,20 @@ export interface TurnEngineOptions {
   readonly onPlanModeWrite?: 'deny' | 'ask';
   readonly approvalTtlMs?: number;
   readonly hooks?: TurnHooks;
+  /**
+   * The session's pending task notices (completions, blocked tasks), taken at each admission: merged into
+   * the turn as context (or, for {@link TurnEngine.runNoticeTurn}, its input) and acknowledged by the
+   * returned streams in the admission's own commit. `HostWorkLifecycleRuntime` is one.
+   */
+  readonly notices?: TurnNotices;
+}
+
+/** Pending notices of a session, with the streams that acknowledge them (see {@link TurnEngineOptions.notices}). */
+export interface TurnNotices {
+  takeTaskCompletions(consumer: { sessionId: string; via: string }): Promise<{
+    readonly notices: readonly { readonly text: string }[];
+    readonly streams: readonly AppendStream[];
+  }>;
 }
 
 export interface TurnInput {
@@ -193,6 +207,21 @@ export class TurnEngine {
     return this.options.admission.run(run.sessionId, () => this.drive(owned, turnId));
   }
 
+  /**
+   * A completion turn: admits a turn whose input is the session's pending task notices (one turn at a time
+   * per session, after any input already waiting), acknowledging them in the admission's commit. Resolves
+   * undefined, admitting nothing, when no notice is pending by then (an earlier input took them).
+   */
+  async runNoticeTurn(input: Omit<TurnInput, 'text'>): Promise<TurnOutcome | undefined> {
+    if (this.closing) throw new EngineClosingError();
+    return this.options.admission.run(input.sessionId, () => this.start({ ...input, text: '' }, true));
+  }
+
+  /** Whether a turn of the session runs or waits for admission in this engine. */
+  isBusy(sessionId: string): boolean {
+    return this.options.admission.isBusy(sessionId);
+  }
+
   /** Runs this engine is driving now. */
   liveRuns(): string[] {
     return [...this.live.keys()];
@@ -231,68 +260,91 @@ export class TurnEngine {
     await this.options.runs.pause(runId, reason);
   }
 
-  private async start(input: TurnInput): Promise<TurnOutcome> {
+  private start(input: TurnInput): Promise<TurnOutcome>;
+  private start(input: TurnInput, fromNotices: true): Promise<TurnOutcome | undefined>;
+  private async start(input: TurnInput, fromNotices = false): Promise<TurnOutcome | undefined> {
     const { ids, runs, sessions } = this.options;
     const turnId = ids.next(IdPrefix.turn);
-    const messageId = ids.next(IdPrefix.message);
+    const consumer = { sessionId: input.sessionId, via: `turn ${turnId}` };
+    const noticeText = (notices: readonly { text: string }[]) => notices.map((n) => n.text).join('\n\n');
+    let text = input.text;
+    if (fromNotices) {
+      const peek = await this.takeNotices(consumer);
+      if (peek.notices.length === 0) return undefined;
+      text = noticeText(peek.notices);
+    }
     const context =
       (await this.options.hooks?.input?.({
         sessionId: input.sessionId,
         turnId,
-        text: input.text,
+        text,
         selection: input.selection ?? null,
       })) ?? [];
     const { runId, lease, stream: runStream } = runs.startStream(input.sessionId, input.actor);
-    // Another process may write to the session in between (four `run`s on one home): retried from a fresh read.
-    await commandLoop(this.options.store, async () => ({
-      streams: [
-        await sessions.sessionStream(input.sessionId, [
-          ...context
-            .filter((c) => c.writeHistory)
-            .map((c) =>
-              sessions.messageEvent({
-                sessionId: input.sessionId,
-                role: c.role,
-                text: c.text,
-                turnId,
-                messageId: ids.next(IdPrefix.message),
-              }),
-            ),
-          sessions.messageEvent({ sessionId: input.sessionId, role: 'user', text: input.text, turnId, messageId }),
-        ]),
-        runStream,
-        {
-          streamType: TURN,
-          streamId: turnId,
-          expectedVersion: 'no_stream',
-          events: [
-            {
-              type: 'turn.started',
-              data: {
-                turnId,
-                sessionId: input.sessionId,
-                runId,
-                inputMessageId: messageId,
-                ...(context.length > 0 ? { context: context.map((c) => ({ role: c.role, text: c.text })) } : {}),
-                ...(input.selection ? { selection: input.selection as never } : {}),
-              },
+    // Admission: the input, the run, the turn and the acknowledgement of the notices it carries, in one commit
+    // (re-read when another writer moved the session or a notice in between).
+    for (let attempt = 1; ; attempt++) {
+      const taken = await this.takeNotices(consumer);
+      if (fromNotices && taken.notices.length === 0) return undefined;
+      const inputText = fromNotices ? noticeText(taken.notices) : text;
+      const merged = fromNotices
+        ? []
+        : taken.notices.map((n) => ({ role: 'system' as const, text: n.text, writeHistory: true }));
+      const turnContext = [...context, ...merged];
+      // Message ids are time-sortable and the transcript lists by id: the context first, then the input.
+      const contextMessages = turnContext
+        .filter((c) => c.writeHistory)
+        .map((c) =>
+          sessions.messageEvent({
+            sessionId: input.sessionId,
+            role: c.role,
+            text: c.text,
+            turnId,
+            messageId: ids.next(IdPrefix.message),
+          }),
+        );
+      const messageId = ids.next(IdPrefix.message);
+      const sessionStream = await sessions.sessionStream(input.sessionId, [
+        ...contextMessages,
+        sessions.messageEvent({ sessionId: input.sessionId, role: 'user', text: inputText, turnId, messageId }),
+      ]);
+      const turnStream: AppendStream = {
+        streamType: TURN,
+        streamId: turnId,
+        expectedVersion: 'no_stream',
+        events: [
+          {
+            type: 'turn.started',
+            data: {
+              turnId,
+              sessionId: input.sessionId,
+              runId,
+              inputMessageId: messageId,
+              ...(turnContext.length > 0 ? { context: turnContext.map((c) => ({ role: c.role, text: c.text })) } : {}),
+              ...(input.selection ? { selection: input.selection as never } : {}),
             },
-          ],
-        },
-      ],
-      result: undefined,
-      options: {
-        meta: {
-          actor: input.actor ?? { kind: 'user', id: input.sessionId },
-          sessionId: input.sessionId,
-          runId,
-          turnId,
-        },
-      },
-    }));
+          },
+        ],
+      };
+      const actor = fromNotices
+        ? { kind: 'system' as const, id: 'completion-notices' }
+        : (input.actor ?? { kind: 'user' as const, id: input.sessionId });
+      try {
+        await this.options.store.append([sessionStream, runStream, turnStream, ...taken.streams], {
+          meta: { actor, sessionId: input.sessionId, runId, turnId },
+        });
+        break;
+      } catch (err) {
+        if (!(err instanceof StreamVersionConflictError) || attempt >= 5) throw err;
+      }
+    }
     const driving = this.drive(lease, turnId);
     input.onAdmitted?.({ runId, turnId });
     return driving;
+  }
+
+  private async takeNotices(consumer: { sessionId: string; via: string }) {
+    return (await this.options.notices?.takeTaskCompletions(consumer)) ?? { notices: [], streams: [] };
   }
 
   private drive(lease: RunLease, turnId: string): Promise<TurnOutcome> {

@@ -5,6 +5,7 @@ export {
   type TurnEngineOptions,
   type TurnHooks,
   type TurnInput,
+  type TurnNotices,
   type TurnOutcome,
 } from './engine.js';
 export { normalizeArguments, PLAN_MODE_ALLOWED, type PolicyDecision, planModeDecision } from './policy.js';

@@ -106,6 +106,7 @@ export function createTurnRuntime(options: TurnRuntimeOptions): TurnRuntime {
   ];
   for (const tool of options.tools ?? defaults()) tools.register(tool);
   const engine = new TurnEngine({
+    notices: host,
     ...options,
     sessions,
     runs,

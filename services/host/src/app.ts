@@ -27,6 +27,7 @@ import { createTurnRuntime, type TurnOutcome, type TurnRuntime } from '@demiurge
 import { RuntimeTaskWorker, terminalExecHandler, workerTaskKinds } from '@demiurge/workers';
 import { filter, Subject } from 'rxjs';
 import { createAgentSpawnHandler } from './agent-spawn.js';
+import { COMPLETION_WAKE_EVENTS, type CompletionRound, CompletionTurns } from './completion-turns.js';
 import { type ConfigOverrides, type HostConfig, loadConfig } from './config.js';
 import { describeFailure } from './describe-failure.js';
 import { hostIdentity, isHostAlive } from './host-identity.js';
@@ -51,6 +52,12 @@ export interface AppOptions {
   readonly recoverRuns?: boolean;
   /** Poll loops (delivery, scheduler, tasks); default true. Off: callers drive them (tests). */
   readonly background?: boolean;
+  /**
+   * The completion loop among the background loops: idle sessions get completion turns for their pending
+   * task notices (default true: a serving host). Off (in-process `run`/`chat`): notices wait for a serving
+   * host, or join the session's next input.
+   */
+  readonly completionTurns?: boolean;
 }
 
 export interface SubmitInput {
@@ -123,6 +130,7 @@ export class DemiurgeApp {
   private readonly turns = new Set<Promise<unknown>>();
   private readonly loops: { close(): Promise<void> }[] = [];
   private dispatcherLoop: { close(): Promise<void> } | undefined;
+  private completions: CompletionTurns | undefined;
 
   private constructor(
     readonly home: string,
@@ -313,7 +321,7 @@ export class DemiurgeApp {
         return { externalRef: `operator:${d.deliveryId}` };
       });
       await app.recover(options.recoverRuns ?? true);
-      if (options.background ?? true) app.startLoops();
+      if (options.background ?? true) app.startLoops(options.completionTurns ?? true);
       return app;
     } catch (err) {
       await store.close();
@@ -361,6 +369,24 @@ export class DemiurgeApp {
     const first = await Promise.race([ids, outcome.then(() => undefined)]);
     const { runId, turnId } = first ?? (await ids);
     return { sessionId, runId, turnId, outcome };
+  }
+
+  /**
+   * One round of the completion loop (the background loop does this on its own): an idle session with
+   * pending task notices gets a completion turn; a busy one takes them with its next input.
+   */
+  deliverCompletions(): Promise<CompletionRound> {
+    if (this.closing) return Promise.resolve({ started: [], deferred: [], settled: 0 });
+    this.completions ??= new CompletionTurns({
+      store: this.store,
+      runtime: this.runtime,
+      clock: this.clock,
+      track: (outcome) => this.track(outcome),
+      report: (sessionId, err) => {
+        if (!this.closing) process.stderr.write(`demiurge: completion turn in ${sessionId}: ${err.message}\n`);
+      },
+    });
+    return this.completions.round();
   }
 
   /** Live runs (not final) from the runs read model. */
@@ -494,7 +520,7 @@ export class DemiurgeApp {
     });
   }
 
-  private startLoops(): void {
+  private startLoops(completionTurns: boolean): void {
     const commands = watchRunCommands({
       store: this.store,
       engine: this.runtime.engine,
@@ -517,6 +543,9 @@ export class DemiurgeApp {
     this.loops.push(dispatcher);
     this.dispatcherLoop = dispatcher;
     this.loops.push(this.every(250, () => this.worker.runSubmitted(), 'tasks', ['task.submitted']));
+    if (completionTurns) {
+      this.loops.push(this.every(1_000, () => this.deliverCompletions(), 'completions', COMPLETION_WAKE_EVENTS));
+    }
     if (this.config.scheduler.enabled) {
       this.loops.push(
         this.every(

@@ -10,6 +10,12 @@ export {
   type Submitted,
   storePath,
 } from './app.js';
+export {
+  COMPLETION_RETRY_MS,
+  COMPLETION_WAKE_EVENTS,
+  type CompletionRound,
+  CompletionTurns,
+} from './completion-turns.js';
 export { ConfigError, type ConfigOverrides, configPath, HostConfig, loadConfig } from './config.js';
 export { describeFailure } from './describe-failure.js';
 export { createOperatorBackend, type GatewayOptions, serveGatewaySocket, serveGatewayStdio } from './gateway.js';

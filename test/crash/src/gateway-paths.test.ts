@@ -119,6 +119,12 @@ describe('unhappy paths through the gateway (demiurge serve child)', () => {
     const taskId = started.streamId;
     expect(await old.request('operator.cancel', { task_id: taskId, reason: 'not needed' })).toEqual({ ok: true });
     await served.reader.waitFor('the job to be cancelled', (e) => e.streamId === taskId && e.type === 'task.cancelled');
+    // The session is told (a completion turn: "cancelled: not needed") before the task is deleted.
+    const told = await served.reader.waitFor(
+      'the completion turn',
+      (e) => e.type === 'turn.started' && e.data.sessionId === ids.session_id && e.streamId !== ids.turn_id,
+    );
+    expect((await served.turnEnd(told.streamId)).type).toBe('turn.completed');
     const deleted = await demiurge(['tasks', 'delete', taskId, '--home', served.home.dir]);
     expect([deleted.code, deleted.stderr]).toEqual([0, '']);
     const afterDelete = served.types(taskId);
@@ -141,6 +147,7 @@ describe('unhappy paths through the gateway (demiurge serve child)', () => {
     await served.stop('SIGTERM');
     writeScript(served.home.dir, [
       start,
+      { content: 'Noted: the job was cancelled.' }, // the completion turn played step 1 already
       {
         content: 'Cancelling the job.',
         tool_calls: [{ name: 'task_control', arguments: { task_id: taskId, command: 'cancel' } }],

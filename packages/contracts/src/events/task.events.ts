@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { RunId, SessionId, TaskId } from '../ids.js';
+import { RunId, SessionId, TaskId, WorkId } from '../ids.js';
 import { defineEvent } from '../registry.js';
 
 /** The detached host-work kinds that become tasks (seed 003's task ledger). */
@@ -143,15 +143,24 @@ export const TaskArtifactRecorded = defineEvent({
 export const TaskCompletionReady = defineEvent({
   type: 'task.completion_ready',
   schemaVersion: 1,
-  description: "A finished task's completion notification is ready for its parent to claim.",
-  data: z.object({ taskId: TaskId, outcome: z.enum(['completed', 'failed', 'cancelled']) }),
+  description:
+    "A task's notice for its parent session is ready: it finished (`completed`, `failed`, `cancelled`), or it is " +
+    "`blocked` and needs the user. `workId` names the notice's `task.completion` work item (absent in old logs: " +
+    "the task's one derived work id).",
+  data: z.object({
+    taskId: TaskId,
+    outcome: z.enum(['completed', 'failed', 'cancelled', 'blocked']),
+    workId: WorkId.optional(),
+  }),
 });
 
 export const TaskCompletionAcknowledged = defineEvent({
   type: 'task.completion_acknowledged',
   schemaVersion: 1,
-  description: "The parent acknowledged the task's completion notification.",
-  data: z.object({ taskId: TaskId, consumer: z.string().min(1) }),
+  description:
+    'The parent session acknowledged a notice of the task (`workId`, absent in old logs): a completion turn or the ' +
+    "next input it was merged into, or `yield_until`. Only the task's own session may acknowledge it.",
+  data: z.object({ taskId: TaskId, consumer: z.string().min(1), workId: WorkId.optional() }),
 });
 
 export const taskEvents = [

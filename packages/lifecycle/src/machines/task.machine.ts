@@ -11,7 +11,8 @@ export type TaskEventType = (typeof taskEvents)[number]['type'];
  * active → cancelled → deleted; cancelled → archived; deleted → archived; cancel before start;
  * active → failed → archived. A waiting or blocked task can also be cancelled (an operator, or a
  * cancelled parent run, must be able to stop it) or failed (its host died while it waited).
- * `task.log` and the completion notices do not move the task.
+ * `task.log` and the notices do not move the task: a finished task's completion notice, or a blocked task's
+ * notice (it needs the user), which may be acknowledged after the task resumed.
  */
 export const taskMachine = setup({
   types: { events: {} as LifecycleEvent<TaskEventType> },
@@ -38,15 +39,29 @@ export const taskMachine = setup({
         'task.log': 'active',
         'task.process_started': 'active',
         'task.artifact_recorded': 'active',
+        'task.completion_acknowledged': 'active',
       },
     },
     waiting: {
       description: 'Waiting on input, a child task or a timer; resumes by itself.',
-      on: { 'task.resumed': 'active', 'task.cancelled': 'cancelled', 'task.failed': 'failed', 'task.log': 'waiting' },
+      on: {
+        'task.resumed': 'active',
+        'task.cancelled': 'cancelled',
+        'task.failed': 'failed',
+        'task.log': 'waiting',
+        'task.completion_acknowledged': 'waiting',
+      },
     },
     blocked: {
       description: 'Blocked; `resumable` on task.blocked says whether it can continue.',
-      on: { 'task.resumed': 'active', 'task.cancelled': 'cancelled', 'task.failed': 'failed', 'task.log': 'blocked' },
+      on: {
+        'task.resumed': 'active',
+        'task.cancelled': 'cancelled',
+        'task.failed': 'failed',
+        'task.log': 'blocked',
+        'task.completion_ready': 'blocked',
+        'task.completion_acknowledged': 'blocked',
+      },
     },
     completed: {
       description: 'Finished successfully.',
@@ -100,6 +115,7 @@ export const taskLifecycle = defineLifecycle({
     'A cancelled task never returns to active: cancelled leads only to deleted or archived, so it leaves the active board.',
     'Resume cannot resurrect a deleted task: nothing leaves deleted except task.archived.',
     'The UI cannot invent a transition: the operator view offers exactly `allowedEvents(taskLifecycle, state)`.',
+    'Notices never move a task: task.completion_ready when it ends (completed, failed, cancelled) or is blocked; task.completion_acknowledged while it is blocked, active again, waiting or ended. A deleted or archived task takes neither: its pending notices are settled (their work items cancelled) in the commit that deletes or archives it.',
     'Cancel, delete and archive are idempotent: repeating them appends nothing (the machine itself refuses the duplicate, so a duplicate in the log is a violation).',
   ],
   machine: taskMachine,

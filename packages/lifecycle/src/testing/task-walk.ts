@@ -29,6 +29,7 @@ const OUTCOMES: Partial<Record<TaskState, string>> = {
   completed: 'completed',
   failed: 'failed',
   cancelled: 'cancelled',
+  blocked: 'blocked',
 };
 
 function taskData(m: TaskModel, type: TaskEventType, v: number): Record<string, unknown> {

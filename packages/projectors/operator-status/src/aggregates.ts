@@ -18,7 +18,7 @@ export interface AggregateSpec {
   /** The aggregate id an event's data names. */
   idOf(data: unknown): string;
   /** Kind, label and session, from the creation event's data. */
-  describe(data: unknown): { kind: string; label: string; sessionId: string | null };
+  describe(data: unknown): { kind: string; label: string; sessionId: string | null; subject?: string };
   /** The statuses listed in `running`. */
   readonly running: readonly OperatorItemStatus[];
   /** The statuses listed in `needs-operator`. */
@@ -31,7 +31,7 @@ const work: AggregateSpec = {
   idOf: (data) => (data as { workId: string }).workId,
   describe(data) {
     const d = data as EventData<typeof WorkEnqueued>;
-    return { kind: d.kind, label: `${d.kind} for ${d.subjectId}`, sessionId: null };
+    return { kind: d.kind, label: `${d.kind} for ${d.subjectId}`, sessionId: null, subject: d.subjectId };
   },
   running: ['claimed', 'running', 'sending'],
   needsOperator: ['unknown', 'corrupt'],

@@ -2,6 +2,7 @@ import {
   deliveryEvents,
   type EventData,
   type RecordedEvent,
+  type TaskCompletionAcknowledged,
   type TaskCompletionReady,
   taskEvents,
   workEvents,
@@ -69,8 +70,8 @@ function moveStatus(
 }
 
 /**
- * A completion notice is pending from task.completion_ready until the parent acknowledges it, or until
- * the task is deleted or archived (the machine then refuses the acknowledgement).
+ * A notice is pending from task.completion_ready (the task ended, or is blocked) until the parent
+ * acknowledges it, or until the task is deleted or archived (its notices are settled in that commit).
  */
 function trackCompletion(tx: ProjectionTx, event: RecordedEvent, task: OperatorItem): void {
   if (event.type === 'task.completion_ready') {
@@ -79,12 +80,24 @@ function trackCompletion(tx: ProjectionTx, event: RecordedEvent, task: OperatorI
       taskId: task.id,
       sessionId: task.sessionId ?? '',
       outcome: d.outcome,
+      ...(d.workId ? { workId: d.workId } : {}),
       readyAt: event.recordedAt,
     };
     tx.put(C.pendingCompletions, task.id, entry);
-  } else if (['task.completion_acknowledged', 'task.deleted', 'task.archived'].includes(event.type)) {
+  } else if (event.type === 'task.completion_acknowledged') {
+    // The latest notice of the task is the pending one: an acknowledgement of an earlier one leaves it.
+    const acked = (event.data as EventData<typeof TaskCompletionAcknowledged>).workId;
+    const entry = tx.get<PendingCompletion>(C.pendingCompletions, task.id);
+    if (!acked || !entry?.workId || entry.workId === acked) tx.delete(C.pendingCompletions, task.id);
+  } else if (event.type === 'task.deleted' || event.type === 'task.archived') {
     tx.delete(C.pendingCompletions, task.id);
   }
+}
+
+/** A notice settled without delivery (its work item cancelled, e.g. its session archived) is no longer pending. */
+function settleNotice(tx: ProjectionTx, taskId: string, workId: string): void {
+  const entry = tx.get<PendingCompletion>(C.pendingCompletions, taskId);
+  if (entry?.workId === workId) tx.delete(C.pendingCompletions, taskId);
 }
 
 /**
@@ -96,7 +109,8 @@ function trackCompletion(tx: ProjectionTx, event: RecordedEvent, task: OperatorI
  */
 export const operatorStatusProjector = defineProjector({
   name: 'operator-status',
-  version: 1,
+  // 2: notices of blocked tasks, acknowledgements per notice (workId), allowed lists of tasks changed.
+  version: 2,
   handles: [...workEvents, ...taskEvents, ...deliveryEvents].map((e) => e.type),
   apply(event, tx) {
     const spec = specOf(event.type);
@@ -110,7 +124,7 @@ export const operatorStatusProjector = defineProjector({
       | undefined;
     if (to === undefined || to === NONE) return;
     const error = errorOf(event);
-    const { kind, label, sessionId } = item ?? spec.describe(event.data);
+    const { kind, label, sessionId, subject } = item ?? spec.describe(event.data);
     const next: OperatorItem = {
       aggregate: spec.aggregate,
       id,
@@ -119,6 +133,7 @@ export const operatorStatusProjector = defineProjector({
       allowed: allowedEvents(spec.lifecycle, to),
       label,
       sessionId,
+      ...(subject === undefined ? {} : { subject }),
       updatedAt: event.recordedAt,
       lastError: error ?? item?.lastError ?? null,
     };
@@ -129,5 +144,6 @@ export const operatorStatusProjector = defineProjector({
       tx.put(C.lastError, LAST_ERROR_ID, last);
     }
     if (spec.aggregate === 'task') trackCompletion(tx, event, next);
+    if (event.type === 'work.cancelled' && kind === 'task.completion' && subject) settleNotice(tx, subject, id);
   },
 });

@@ -26,6 +26,8 @@ export interface OperatorItem {
   readonly label: string;
   /** The session of a task or delivery (null for work items). */
   readonly sessionId: string | null;
+  /** A work item's subject (`subjectId`: the task of a `task.completion` notice...). */
+  readonly subject?: string;
   readonly updatedAt: string;
   /** The last failure recorded on it (`*.failed`, or `work.corrupt` as `{ code: 'corrupt' }`). */
   readonly lastError: OperatorError | null;
@@ -45,7 +47,10 @@ export interface RunningEntry {
 export interface PendingCompletion {
   readonly taskId: string;
   readonly sessionId: string;
-  readonly outcome: 'completed' | 'failed' | 'cancelled';
+  /** `blocked`: the task needs the user (a notice of a live task). */
+  readonly outcome: 'completed' | 'failed' | 'cancelled' | 'blocked';
+  /** The notice's work item (absent in old logs). */
+  readonly workId?: string;
   readonly readyAt: string;
 }
 

@@ -87,7 +87,14 @@ describe('task-board projector', () => {
       status: 'blocked',
       blocked: { reason: 'approval', resumable: true },
       worker: 'w1',
-      allowed: ['task.resumed', 'task.failed', 'task.cancelled', 'task.log'],
+      allowed: [
+        'task.resumed',
+        'task.failed',
+        'task.cancelled',
+        'task.log',
+        'task.completion_ready',
+        'task.completion_acknowledged',
+      ],
     });
     expect(await reader.get<TaskView>('tasks', a)).toMatchObject({ summary: 'built', exitCode: 0, lane: 'done' });
 

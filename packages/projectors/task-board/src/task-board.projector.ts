@@ -144,7 +144,8 @@ function writeIndexes(tx: ProjectionTx, before: TaskView | undefined, after: Tas
  */
 export const taskBoardProjector = defineProjector({
   name: 'task-board',
-  version: 2,
+  // 3: blocked, active and waiting tasks allow notice events (allowed lists changed): rebuilt on open.
+  version: 3,
   handles: taskEvents.map((e) => e.type),
   apply(event, tx) {
     const { taskId } = event.data as { taskId: string };

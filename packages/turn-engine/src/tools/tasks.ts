@@ -278,7 +278,7 @@ export function createTaskTools(options: TaskToolsOptions): ToolDefinition[] {
 async function consumeCompletion(options: TaskToolsOptions, sessionId: string, taskId: string): Promise<void> {
   try {
     const claim = await options.work.claim(completionWorkId(taskId));
-    await options.host.acknowledgeTaskCompletion(claim, `session ${sessionId} (yield_until)`);
+    await options.host.acknowledgeTaskCompletion(claim, { sessionId, via: 'yield_until' });
   } catch (err) {
     // Someone else consumed (or holds) it: the task's final status is what the model needs.
     if (!(err instanceof DemiurgeError)) throw err;

@@ -93,6 +93,7 @@ export async function demoScenario(paths: HomePaths, options: { json: boolean },
         ],
       },
       { content: 'A child agent and a build are running.' },
+      { content: 'Both are done: the risks are listed and the build passed.' },
       // The child agent's own conversation (its session starts with its goal).
       {
         match: 'List three risks of the Lisbon plan.',
@@ -116,6 +117,16 @@ export async function demoScenario(paths: HomePaths, options: { json: boolean },
             (done.summary ? `: ${done.summary}` : done.exitCode !== null ? ` (exit ${done.exitCode})` : ''),
         );
       }
+      // Their completion notices reach the session: a completion turn once it is idle.
+      for (const deadline = Date.now() + 15_000; Date.now() < deadline; await new Promise((r) => setTimeout(r, 50))) {
+        const pending = await app.runtime.host.pendingTaskCompletions({ sessionId: s.sessionId });
+        const live = (await app.liveRuns()).some((r) => r.sessionId === s.sessionId);
+        if (pending.length === 0 && !live && !app.runtime.engine.isBusy(s.sessionId)) break;
+      }
+      const told = (await app.runtime.sessions.history(s.sessionId)).filter(
+        (m) => m.role === 'user' && m.text.startsWith('[task '),
+      ).length;
+      lines.push(`the session was told in ${told} completion turn(s), each with the tasks' outcomes as its input`);
       say('2. delegation: a child agent and a terminal task', `session ${s.sessionId}`, ...lines);
     } finally {
       await app.close();

@@ -96,7 +96,8 @@ export async function openTurnClient(home: string, overrides: ConfigOverrides): 
     const client = await connectOperator(socket).catch(() => undefined);
     if (client) return gatewayClient(client, home);
   }
-  return inProcessClient(await DemiurgeApp.start({ home, overrides }));
+  // One-shot hosting: no completion turns (notices wait for `serve`, or join this session's next input).
+  return inProcessClient(await DemiurgeApp.start({ home, overrides, completionTurns: false }));
 }
 
 interface ApprovalOpened {

@@ -1,13 +1,15 @@
 import type { Command } from 'commander';
 import { action, type CommandContext } from '../command-context.js';
 import { homeOption, type JsonOptions, jsonOption, nonEmpty } from '../options.js';
-import type { TaskReasonOptions, TasksListOptions } from './tasks.js';
+import type { TaskAckOptions, TaskReasonOptions, TasksListOptions } from './tasks.js';
 
 const load = () => import('./tasks.js');
 
-/** `demiurge tasks list|show|cancel|delete|archive` (the implementation loads on use: `tasks.ts`). */
+/** `demiurge tasks list|show|cancel|delete|archive|ack` (the implementation loads on use: `tasks.ts`). */
 export function registerTasks(program: Command, ctx: CommandContext): void {
-  const tasks = program.command('tasks').description('the detached task ledger: list, show, cancel, delete, archive');
+  const tasks = program
+    .command('tasks')
+    .description('the detached task ledger: list, show, cancel, delete, archive, ack');
   tasks
     .command('list')
     .description('tasks, oldest first (deleted ones only with --all)')
@@ -46,4 +48,12 @@ export function registerTasks(program: Command, ctx: CommandContext): void {
     .addOption(homeOption())
     .addOption(jsonOption())
     .action(action(ctx, async (id: string, o: JsonOptions) => (await load()).tasksArchive(id, o, ctx.io)));
+  tasks
+    .command('ack')
+    .description("acknowledge a task's pending completion notices for its session (no completion turn carries them)")
+    .argument('<id>', 'the task id')
+    .requiredOption('--session <id>', 'the session acknowledging: only the session that submitted the task may')
+    .addOption(homeOption())
+    .addOption(jsonOption())
+    .action(action(ctx, async (id: string, o: TaskAckOptions) => (await load()).tasksAck(id, o, ctx.io)));
 }

@@ -90,6 +90,29 @@ export function tasksArchive(id: string, o: JsonOptions, io: CommandIo): Promise
   return tasksControl(id, o, io, (cp, ref) => cp.archiveTask(ref));
 }
 
+export interface TaskAckOptions extends JsonOptions {
+  readonly session: string;
+}
+
+/**
+ * `demiurge tasks ack ID --session S`: acknowledges the task's pending notices for session S (an operator
+ * dismissing them: no completion turn carries them). Only the task's own session: any other is refused.
+ */
+export async function tasksAck(id: string, o: TaskAckOptions, io: CommandIo): Promise<void> {
+  await withRuntimeStore(resolveHome(o.home), async (store) => {
+    await getTask(store, id);
+    const acknowledged = await cliRuntime(store).host.acknowledgeTaskNotices(id, {
+      sessionId: o.session,
+      via: 'operator (cli)',
+    });
+    const task = await getTask(store, id);
+    if (o.json) return io.out(JSON.stringify({ task, acknowledged }));
+    io.out(
+      `task ${task.taskId}: ${acknowledged} notice${acknowledged === 1 ? '' : 's'} acknowledged for session ${o.session}, completion ${task.completion}`,
+    );
+  });
+}
+
 async function tasksControl(
   id: string,
   o: JsonOptions,
