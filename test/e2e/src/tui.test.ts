@@ -28,14 +28,25 @@ if (skipReason) console.warn(`tui.test.ts skipped: ${skipReason}`);
 
 // The fake provider plays step n for a request holding n assistant messages: a tool round counts within its
 // turn only (the kept transcript has one reply per turn), so the step after a tool call also answers the
-// next turn's first request, and an interrupted turn keeps no reply.
+// next turn's first request, and an interrupted turn keeps no reply. Steps with `match` form the conversation
+// of a session whose first message contains that text (`/new` starts one): they do not depend on how many
+// replies the main session holds.
+//
+// The detached task is started in a turn of its own, not in the interrupted one: a run cancelled by Ctrl-C
+// cancels the tasks it started, and the cancelled task's completion notice then starts a completion turn in
+// the idle session (docs/detached-tasks.md), which would play the interrupted conversation again.
 const script = [
   { content: 'first reply from the host' },
   { content: 'second reply from the host' },
   { tool_calls: [{ name: 'write_file', arguments: { path: 'plan-note.txt', content: 'written after approval\n' } }] },
   { content: 'the note is written' },
-  { tool_calls: [{ name: 'shell', arguments: { command: 'sleep 45', background: true } }] },
-  { tool_calls: [{ name: 'shell', arguments: { command: 'sleep 30' } }] },
+  { match: 'something long', tool_calls: [{ name: 'shell', arguments: { command: 'sleep 30' } }] },
+  {
+    match: 'a background command',
+    tool_calls: [{ name: 'shell', arguments: { command: 'sleep 45', background: true } }],
+  },
+  // Also answers the completion turn of that task (cancelled when the TUI's host closes), if one is started.
+  { match: 'a background command', content: 'the background command is running' },
 ];
 
 /** The lines of the screen after the role label `label`: the transcript shows `demiurge` above a reply. */
@@ -125,11 +136,17 @@ describe.skipIf(skipReason !== undefined)('the original Demiurge TUI against thi
     await tui.waitFor(/plan mode: off/);
   });
 
+  /** `/new`: the TUI is bound to a fresh session (the screen starts over with its notice). */
+  const newSession = async () => {
+    const shown = (s: string) => [...s.matchAll(/new session: (ses_\w+)/g)].map((m) => m[1]!);
+    const before = new Set(shown(tui.screen()));
+    await tui.submit('/new');
+    await tui.waitFor((s) => shown(s).some((id) => !before.has(id) && id !== sessionId));
+  };
+
   it('Ctrl-C during a long tool call interrupts the turn and the TUI stays open', async () => {
-    await tui.submit('thanks'); // answered by the step after the tool call again (see the script)
-    await tui.waitFor((s) => s.split('the note is written').length >= 3);
-    await tui.waitFor(/fake:fake-1 · idle/);
-    await tui.submit('start a background command, then something long');
+    await newSession();
+    await tui.submit('now something long');
     await tui.waitFor(/· running ·/);
     await tui.waitFor(/sleep 30/);
     tui.key('C-c');
@@ -140,8 +157,12 @@ describe.skipIf(skipReason !== undefined)('the original Demiurge TUI against thi
   });
 
   it('/tasks lists the detached task the model started', async () => {
+    await newSession();
+    await tui.submit('start a background command');
+    await tui.waitFor((s) => saidBy(s, 'demiurge', 'the background command is running'));
+    await tui.waitFor(/fake:fake-1 · idle/);
     await tui.submit('/tasks');
-    await tui.waitFor(/tsk_\w+\s+terminal\.exec\s+\w+\s+/);
+    await tui.waitFor(/tsk_\w+\s+terminal\.exec\s+active\s+/);
   });
 
   it('/exit exits 0', async () => {
