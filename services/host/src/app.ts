@@ -376,7 +376,7 @@ export class DemiurgeApp {
    * pending task notices gets a completion turn; a busy one takes them with its next input.
    */
   deliverCompletions(): Promise<CompletionRound> {
-    if (this.closing) return Promise.resolve({ started: [], deferred: [], settled: 0 });
+    if (this.closing) return Promise.resolve({ started: [], deferred: [], settled: 0, quiet: [] });
     this.completions ??= new CompletionTurns({
       store: this.store,
       runtime: this.runtime,

@@ -1,5 +1,6 @@
 import type { EventStore } from '@demiurge/event-store';
-import { type LiveRunEntry, RunsCollections, runsProjector } from '@demiurge/projector-runs';
+import { type LiveRunEntry, RunsCollections, type RunView, runsProjector } from '@demiurge/projector-runs';
+import { TaskBoardCollections, type TaskView, taskBoardProjector } from '@demiurge/projector-task-board';
 import type { TurnRuntime } from '@demiurge/turn-engine';
 
 /** The events that wake the completion loop: a notice is ready, or a session may have become idle. */
@@ -34,6 +35,11 @@ export interface CompletionRound {
   readonly deferred: readonly string[];
   /** Notices settled without delivery: their task was deleted or archived (old logs), or their session archived. */
   readonly settled: number;
+  /**
+   * Sessions whose only pending notices are of tasks cancelled together with their own run (an operator's
+   * interrupt or cancel): no turn is started for them; the notices join the session's next input.
+   */
+  readonly quiet: readonly string[];
 }
 
 /**
@@ -43,6 +49,10 @@ export interface CompletionRound {
  * live run of it in the log, e.g. waiting for an approval) is left alone: its next input takes the notices
  * as context in its own admission (queue, not interrupt), or this loop does once it is idle. A turn that
  * cannot be admitted (a failing input slot...) is retried after {@link COMPLETION_RETRY_MS}, not every round.
+ *
+ * A task cancelled together with the run that started it (the operator interrupted or cancelled that run)
+ * starts no completion turn: a new model turn right after an interrupt would undo it. Such notices wait for
+ * the session's next input, which carries them as context (a turn started for another notice takes them too).
  */
 export class CompletionTurns {
   private readonly retryAt = new Map<string, number>();
@@ -54,12 +64,17 @@ export class CompletionTurns {
     let settled = await host.settleOrphanedCompletions();
     const pending = (await host.pendingTaskCompletions()).filter((n) => !n.orphaned);
     const bySession = new Map<string, string[]>();
-    for (const n of pending) bySession.set(n.sessionId, [...(bySession.get(n.sessionId) ?? []), n.workId]);
-    if (bySession.size === 0) return { started: [], deferred: [], settled };
+    const wakes = new Set<string>();
+    for (const n of pending) {
+      bySession.set(n.sessionId, [...(bySession.get(n.sessionId) ?? []), n.workId]);
+      if (!(n.outcome === 'cancelled' && (await this.cancelledWithItsRun(n.taskId)))) wakes.add(n.sessionId);
+    }
+    if (bySession.size === 0) return { started: [], deferred: [], settled, quiet: [] };
     const live = await this.deps.store.projection(runsProjector.name).list<LiveRunEntry>(RunsCollections.liveRuns);
     const withLiveRun = new Set(live.map((r) => r.sessionId));
     const started: string[] = [];
     const deferred: string[] = [];
+    const quiet: string[] = [];
     const now = this.deps.clock.now();
     for (const [sessionId, workIds] of bySession) {
       if ((this.retryAt.get(sessionId) ?? 0) > now) continue;
@@ -67,6 +82,10 @@ export class CompletionTurns {
         // An archived session takes no turns: nobody can be told, so the notices are settled.
         for (const workId of workIds) await work.cancel(workId, 'its session is archived');
         settled += workIds.length;
+        continue;
+      }
+      if (!wakes.has(sessionId)) {
+        quiet.push(sessionId);
         continue;
       }
       if (engine.isBusy(sessionId) || withLiveRun.has(sessionId)) {
@@ -81,6 +100,16 @@ export class CompletionTurns {
       this.deps.track(outcome);
       started.push(sessionId);
     }
-    return { started, deferred, settled };
+    return { started, deferred, settled, quiet };
+  }
+
+  /** Whether the task was cancelled as part of cancelling the run that started it. */
+  private async cancelledWithItsRun(taskId: string): Promise<boolean> {
+    const task = await this.deps.store
+      .projection(taskBoardProjector.name)
+      .get<TaskView>(TaskBoardCollections.tasks, taskId);
+    if (!task?.runId || task.status !== 'cancelled') return false;
+    const run = await this.deps.store.projection(runsProjector.name).get<RunView>(RunsCollections.runs, task.runId);
+    return run?.status === 'cancelled' || run?.status === 'cancelling';
   }
 }

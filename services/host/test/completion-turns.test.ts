@@ -166,6 +166,45 @@ describe('completion notices reach the parent session', () => {
     expect((await a.runtime.host.status()).pendingCompletions).toEqual([]);
   });
 
+  it('a task cancelled with its run (an interrupt) starts no completion turn; the next input carries its notice', async () => {
+    const a = await start([
+      {
+        content: 'Starting the long job, then waiting.',
+        tool_calls: [
+          { name: 'shell', arguments: { command: 'sleep 30', background: true } },
+          { name: 'shell', arguments: { command: 'test -f stop || sleep 30' } },
+        ],
+      },
+      { content: 'Noted.' },
+    ]);
+    const first = await a.submit({ text: 'run the long job' });
+    const { sessionId } = first;
+    await until('the foreground call to start', async () =>
+      (await a.store.readAll()).some((e) => e.type === 'tool_call.process_started') ? true : undefined,
+    );
+    expect(await a.interrupt(sessionId, 'interrupted: Ctrl-C')).toBe(1);
+    expect((await first.outcome).status).toBe('cancelled');
+    const [task] = await a.runtime.controlPlane.listTasks(sessionId);
+    expect(task).toMatchObject({ kind: 'terminal.exec', status: 'cancelled' });
+
+    // The loop sees the pending notice but starts no turn: a model turn right after an interrupt would undo it.
+    const round = await a.deliverCompletions();
+    expect(round).toMatchObject({ started: [], quiet: [sessionId] });
+    await sleep(1_500);
+    expect(await turnsOf(a, sessionId)).toHaveLength(1);
+    expect((await a.runtime.host.status()).pendingCompletions).toHaveLength(1);
+
+    // The operator's next input takes it as context, acknowledged in its admission. (The interrupted turn kept
+    // no reply, so the fake provider plays the same step again: its foreground call now ends at once.)
+    writeFileSync(join(workspace, 'stop'), '');
+    const second = await a.submit({ sessionId, text: 'what happened?' });
+    expect((await second.outcome).status).toBe('completed');
+    const [, started] = await turnsOf(a, sessionId);
+    const context = (started!.data as { context?: { role: string; text: string }[] }).context ?? [];
+    expect(context.find((c) => c.text.startsWith('[task completion]'))?.text).toContain('cancelled');
+    expect((await a.runtime.host.status()).pendingCompletions).toEqual([]);
+  });
+
   it('yield_until in a busy turn consumes the notice: no completion turn follows', async () => {
     const a = await start([
       {
