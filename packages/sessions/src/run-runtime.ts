@@ -3,7 +3,7 @@ import { commandLoop, NotFoundError, type RuntimeControlPlane, streamAppend } fr
 import type { AppendOptions, AppendStream, EventStore } from '@demiurge/event-store';
 import { checkEvents, type RunEventType, runLifecycle } from '@demiurge/lifecycle';
 import { RunNotOwnedError, RunNotResumableError, StaleRunLeaseError } from './errors.js';
-import { isLiveRun, loadRun, type RunAggregate } from './run-aggregate.js';
+import { evolveRun, isLiveRun, loadRun, type RunAggregate } from './run-aggregate.js';
 import { mayCancelRun } from './run-ownership.js';
 
 export interface RunRuntimeOptions {
@@ -84,6 +84,7 @@ export class RunRuntime {
   /**
    * Appends an owner's write (the run stream plus `also`), retrying from a fresh `decide` when another
    * writer moved one of the streams (a heartbeat the run, another process the session of `also`).
+   * Resolves with the run as it is after the write: the run the committed decision read, with its events applied.
    */
   async ownedAppend(
     lease: RunLease,
@@ -92,14 +93,14 @@ export class RunRuntime {
     ) =>
       | { run: NewEvent<RunEventType>[]; also?: AppendStream[] }
       | Promise<{ run: NewEvent<RunEventType>[]; also?: AppendStream[] }>,
-  ): Promise<void> {
-    await commandLoop(this.options.store, async () => {
+  ): Promise<RunAggregate> {
+    return commandLoop(this.options.store, async () => {
       const run = await this.load(lease.runId);
       this.assertLease(run, lease);
       const d = await decide(run);
       const events = checkEvents(runLifecycle, run.state, d.run, run.streamId);
       const streams = [streamAppend(RUN, run, events), ...(d.also ?? [])];
-      return { streams, result: undefined, options: this.appendOptions(run) };
+      return { streams, result: events.reduce(evolveRun, run), options: this.appendOptions(run) };
     });
   }
 
