@@ -1,4 +1,10 @@
-import type { RecordedEvent } from '@demiurge/contracts';
+import {
+  asDomainEvent,
+  type DomainEventData,
+  type DomainEventType,
+  type NewEvent,
+  type RecordedEvent,
+} from '@demiurge/contracts';
 import type { Loaded } from '@demiurge/control-plane';
 import type { EventStore } from '@demiurge/event-store';
 import {
@@ -33,10 +39,10 @@ export interface StepRecord {
 
 /** What a delegated turn may use: a subset of tools, the core's slots to run, bootstrap or not. */
 export interface TurnSelection {
-  readonly tools?: readonly string[];
-  readonly inputSlots?: 'all' | readonly string[];
-  readonly outputSlots?: 'all' | readonly string[];
-  readonly bootstrap?: boolean;
+  readonly tools?: readonly string[] | undefined;
+  readonly inputSlots?: 'all' | readonly string[] | undefined;
+  readonly outputSlots?: 'all' | readonly string[] | undefined;
+  readonly bootstrap?: boolean | undefined;
 }
 
 /** A turn rebuilt from the log alone: its stream, its model rounds and each tool call's record. */
@@ -51,12 +57,33 @@ export interface TurnRecord extends Loaded<TurnState> {
   readonly steps: readonly StepRecord[];
 }
 
-type ModelCall = { callId: string; toolCallId: string; name: string; arguments: unknown; argumentsError?: string };
-/** An event to fold: a recorded one, or one just appended (its type and data). */
-type Foldable = Pick<RecordedEvent, 'type' | 'data'>;
+type ModelCall = {
+  callId: string;
+  toolCallId: string;
+  name: string;
+  arguments: unknown;
+  argumentsError?: string | undefined;
+};
 
-const listed = (events: readonly RecordedEvent[], event: Foldable): readonly RecordedEvent[] =>
+/**
+ * An event as a fold reads it: its type and its data, typed by the contracts' schema of that type (a recorded
+ * event through `asDomainEvent`, or one the engine just appended: the same shape, validated by the store).
+ */
+export type TurnFact<T extends DomainEventType = DomainEventType> = {
+  [K in T]: { readonly type: K; readonly data: DomainEventData<K> };
+}[T];
+
+const listed = (events: readonly RecordedEvent[], event: TurnFact): readonly RecordedEvent[] =>
   'streamVersion' in event ? [...events, event as RecordedEvent] : events;
+
+/**
+ * An event this process just appended, as a fold reads it: its data as the store recorded it (validated, and
+ * typed, by the contracts' schema of its type), without its envelope.
+ */
+export function appendedFact(store: EventStore, event: NewEvent): TurnFact {
+  const { data } = store.registry.validate(event.type, event.data);
+  return asDomainEvent({ type: event.type, data } as RecordedEvent);
+}
 
 /** A turn before its first event (state `none`, version 0). */
 export function initialTurn(turnId: string): TurnRecord {
@@ -79,26 +106,27 @@ export function initialTurn(turnId: string): TurnRecord {
  * A `turn.model_responded` adds a step whose calls are not requested yet (state `none`): their own streams
  * ({@link evolveToolCall} through {@link evolveCallIn}) say the rest.
  */
-export function evolveTurn(turn: TurnRecord, event: Foldable): TurnRecord {
+export function evolveTurn(turn: TurnRecord, event: TurnFact): TurnRecord {
   const state = assertTransition(turnLifecycle, turn.state, event as never, turn.streamId);
   const next: TurnRecord = { ...turn, state, version: turn.version + 1, events: listed(turn.events, event) };
-  const d = event.data as Record<string, unknown>;
   if (event.type === 'turn.started') {
+    const d = event.data;
     return {
       ...next,
-      sessionId: d.sessionId as string,
-      runId: (d.runId as string | undefined) ?? null,
-      inputMessageId: (d.inputMessageId as string | undefined) ?? null,
-      context: (d.context as TurnRecord['context'] | undefined) ?? [],
-      selection: (d.selection as TurnSelection | undefined) ?? null,
+      sessionId: d.sessionId,
+      runId: d.runId ?? null,
+      inputMessageId: d.inputMessageId ?? null,
+      context: d.context ?? [],
+      selection: d.selection ?? null,
     };
   }
   if (event.type === 'turn.model_responded') {
+    const d = event.data;
     const step: StepRecord = {
-      stepId: d.stepId as string,
-      content: d.content as string,
-      calls: (d.toolCalls as ModelCall[]).map(initialToolCall),
-      usage: d.usage as StepRecord['usage'],
+      stepId: d.stepId,
+      content: d.content,
+      calls: d.toolCalls.map(initialToolCall),
+      usage: d.usage,
     };
     return { ...next, steps: [...turn.steps, step] };
   }
@@ -125,31 +153,32 @@ export function initialToolCall(call: ModelCall): ToolCallRecord {
 }
 
 /** One tool-call event applied (pure): the state through the tool-call machine, the version, the outcome. */
-export function evolveToolCall(call: ToolCallRecord, event: Foldable): ToolCallRecord {
+export function evolveToolCall(call: ToolCallRecord, event: TurnFact): ToolCallRecord {
   const state = assertTransition(toolCallLifecycle, call.state, event as never, call.streamId);
   const next: ToolCallRecord = { ...call, state, version: call.version + 1, events: listed(call.events, event) };
-  const d = event.data as Record<string, unknown>;
   switch (event.type) {
     case 'tool_call.requested':
-      return { ...next, idempotent: d.idempotent as boolean };
+      return { ...next, idempotent: event.data.idempotent };
     case 'tool_call.succeeded':
-      return { ...next, output: (d.output as string | undefined) ?? '' };
+      return { ...next, output: event.data.output ?? '' };
     case 'tool_call.failed':
-      return { ...next, error: d.error as ToolCallRecord['error'] };
+      return { ...next, error: event.data.error };
     case 'tool_call.denied':
-      return { ...next, denial: { policy: d.policy as string, reason: d.reason as string } };
+      return { ...next, denial: { policy: event.data.policy, reason: event.data.reason } };
     case 'tool_call.cancelled':
     case 'tool_call.unknown':
-      return { ...next, reason: d.reason as string };
-    case 'tool_call.resolved':
-      return { ...next, reason: `resolved as ${d.decision as string}${d.note ? `: ${d.note as string}` : ''}` };
+      return { ...next, reason: event.data.reason };
+    case 'tool_call.resolved': {
+      const { decision, note } = event.data;
+      return { ...next, reason: `resolved as ${decision}${note ? `: ${note}` : ''}` };
+    }
     default:
       return next;
   }
 }
 
 /** The turn with the events of one of its tool calls (by stream id) applied to that call. */
-export function evolveCallIn(turn: TurnRecord, toolCallId: string, events: readonly Foldable[]): TurnRecord {
+export function evolveCallIn(turn: TurnRecord, toolCallId: string, events: readonly TurnFact[]): TurnRecord {
   if (events.length === 0) return turn;
   return {
     ...turn,
@@ -178,7 +207,7 @@ export async function loadTurn(store: EventStore, turnId: string): Promise<TurnR
   let turn = initialTurn(turnId);
   for (const event of await store.readStream(turnId)) {
     if (event.streamType !== turnLifecycle.streamType) break;
-    turn = evolveTurn(turn, event);
+    turn = evolveTurn(turn, asDomainEvent(event));
   }
   const steps: StepRecord[] = [];
   for (const step of turn.steps) {
@@ -187,7 +216,7 @@ export async function loadTurn(store: EventStore, turnId: string): Promise<TurnR
       let loaded = call;
       for (const event of await store.readStream(call.streamId)) {
         if (event.streamType !== toolCallLifecycle.streamType) break;
-        loaded = evolveToolCall(loaded, event);
+        loaded = evolveToolCall(loaded, asDomainEvent(event));
       }
       calls.push(loaded);
     }

@@ -2,7 +2,7 @@ import { IdPrefix } from '@demiurge/contracts';
 import { type AppendStream, StreamVersionConflictError } from '@demiurge/event-store';
 import { turnLifecycle } from '@demiurge/lifecycle';
 import { evolveRun, initialRun, type RunAggregate, type RunLease } from '@demiurge/sessions';
-import { evolveTurn, initialTurn, type TurnRecord } from '../turn-state.js';
+import { appendedFact, evolveTurn, initialTurn, type TurnRecord } from '../turn-state.js';
 import type { EngineDeps, TurnInput } from './options.js';
 
 /** A turn admitted: its run's lease and the run and turn as the admission commit left them. */
@@ -95,7 +95,7 @@ export async function admit(deps: EngineDeps, input: TurnInput, fromNotices: boo
       return {
         lease,
         run: runStream.events.reduce(evolveRun, initialRun(runId)),
-        turn: turnStream.events.reduce(evolveTurn, initialTurn(turnId)),
+        turn: turnStream.events.map((e) => appendedFact(deps.store, e)).reduce(evolveTurn, initialTurn(turnId)),
       };
     } catch (err) {
       if (!(err instanceof StreamVersionConflictError) || attempt >= ADMISSION_ATTEMPTS) throw err;

@@ -10,7 +10,7 @@ import {
   turnLifecycle,
 } from '@demiurge/lifecycle';
 import type { RunAggregate, RunLease } from '@demiurge/sessions';
-import { callOf, evolveCallIn, evolveTurn, loadTurn, type TurnRecord } from '../turn-state.js';
+import { appendedFact, callOf, evolveCallIn, evolveTurn, loadTurn, type TurnRecord } from '../turn-state.js';
 import { type Cancellation, TurnStopped } from './cancellation.js';
 import type { EngineDeps } from './options.js';
 
@@ -109,13 +109,17 @@ export class TurnExecution {
       const streams: AppendStream[] = [];
       if (w.turn && w.turn.length > 0) {
         streams.push(streamAppend(TURN, turn, checkEvents(turnLifecycle, turn.state, w.turn, turn.streamId)));
-        turn = w.turn.reduce(evolveTurn, turn);
+        turn = w.turn.map((e) => appendedFact(this.deps.store, e)).reduce(evolveTurn, turn);
       }
       for (const { toolCallId, events } of w.calls ?? []) {
         const call = callOf(turn, toolCallId);
         if (!call) throw new Error(`tool call ${toolCallId} is not a call of turn ${turn.streamId}`);
         streams.push(streamAppend(TOOL_CALL, call, checkEvents(toolCallLifecycle, call.state, events, toolCallId)));
-        turn = evolveCallIn(turn, toolCallId, events);
+        turn = evolveCallIn(
+          turn,
+          toolCallId,
+          events.map((e) => appendedFact(this.deps.store, e)),
+        );
       }
       committed = turn;
       return { run: w.run ?? [], also: [...streams, ...(w.also ?? [])] };
