@@ -102,7 +102,7 @@ describe('cancellation', () => {
     expect((await h.types()).filter((t) => t.startsWith('tool_call.'))).toEqual([
       'tool_call.requested',
       'tool_call.started',
-      'tool_call.process_started', // the shell's process group, recorded before its command ran
+      'tool_call.process_started', // the foreground shell's process group, recorded before its command runs
       'tool_call.succeeded',
     ]);
     expect(h.provider.requests).toHaveLength(1); // no model round started while paused

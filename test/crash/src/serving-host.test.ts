@@ -31,7 +31,10 @@ async function startedCall(home: ServedHome, tool: string): Promise<{ runId: str
   );
   await home.reader.waitFor(
     `the ${tool} call to start`,
-    (e) => e.streamId === requested.streamId && e.type === 'tool_call.started',
+    // A shell call's command runs once its process group is recorded (tool_call.process_started).
+    (e) =>
+      e.streamId === requested.streamId &&
+      e.type === (tool === 'shell' ? 'tool_call.process_started' : 'tool_call.started'),
   );
   return {
     runId: requested.data.runId as string,
@@ -61,12 +64,14 @@ describe('pause, resume and cancel on a serving host (issue 13)', () => {
     expect(paused.code).toBe(0);
     expect(paused.stdout).toContain(`run ${runId}: paused (lunch)`);
     // The call in flight is still running when the pause is recorded: now let it finish.
-    expect(served.types(callId)).toEqual(['tool_call.requested', 'tool_call.started']);
+    expect(served.types(callId)).toEqual(['tool_call.requested', 'tool_call.started', 'tool_call.process_started']);
     writeFileSync(join(home.workspace, 'go'), '');
     // The call in flight is not aborted: it completes and its result is recorded.
     const outcome = await served.reader.waitFor(
       'the shell call to settle',
-      (e) => e.streamId === callId && !['tool_call.requested', 'tool_call.started'].includes(e.type),
+      (e) =>
+        e.streamId === callId &&
+        !['tool_call.requested', 'tool_call.started', 'tool_call.process_started'].includes(e.type),
     );
     expect(outcome.type).toBe('tool_call.succeeded');
     expect(outcome.data.output).toContain('checked');
@@ -83,7 +88,12 @@ describe('pause, resume and cancel on a serving host (issue 13)', () => {
     expect(resumed.stdout).toContain(`run ${runId}: running`);
     const answered = await client;
     expect([answered.code, answered.stdout, answered.stderr]).toEqual([0, 'All checked, after the pause.\n', '']);
-    expect(served.types(callId)).toEqual(['tool_call.requested', 'tool_call.started', 'tool_call.succeeded']);
+    expect(served.types(callId)).toEqual([
+      'tool_call.requested',
+      'tool_call.started',
+      'tool_call.process_started',
+      'tool_call.succeeded',
+    ]);
     expect(served.types(runId).filter((t) => t !== 'run.owner_heartbeat' && t !== 'run.checkpointed')).toEqual([
       'run.queued',
       'run.started',
@@ -153,7 +163,12 @@ describe('pause, resume and cancel on a serving host (issue 13)', () => {
     expect(resumed.code).toBe(0);
     const end = await served.turnEnd(ids.turn_id);
     expect(end.type).toBe('turn.completed');
-    expect(served.types(callId)).toEqual(['tool_call.requested', 'tool_call.started', 'tool_call.succeeded']);
+    expect(served.types(callId)).toEqual([
+      'tool_call.requested',
+      'tool_call.started',
+      'tool_call.process_started',
+      'tool_call.succeeded',
+    ]);
     expect(await verifyHome(home.dir)).toMatchObject({ ok: true, problems: [] });
   });
 
