@@ -68,8 +68,9 @@ export class TurnEngine {
     const run = await this.deps.runs.get(runId);
     const turnId = await this.currentTurnId(runId);
     if (!run.sessionId || !turnId) throw new Error(`run ${runId} has no turn to resume`);
-    return this.deps.admission.run(run.sessionId, () =>
-      this.drive(owned, (cancellation) => TurnExecution.load(this.deps, owned, turnId, cancellation)),
+    const sessionId = run.sessionId;
+    return this.deps.admission.run(sessionId, () =>
+      this.drive(owned, sessionId, (cancellation) => TurnExecution.load(this.deps, owned, turnId, cancellation)),
     );
   }
 
@@ -132,7 +133,11 @@ export class TurnEngine {
     const admitted = await admit(this.deps, input, fromNotices);
     if (!admitted) return undefined;
     const { lease, run, turn } = admitted;
-    const driving = this.drive(lease, (cancellation) => new TurnExecution(this.deps, lease, run, turn, cancellation));
+    const driving = this.drive(
+      lease,
+      input.sessionId,
+      (cancellation) => new TurnExecution(this.deps, lease, run, turn, cancellation),
+    );
     input.onAdmitted?.({ runId: lease.runId, turnId: turn.streamId });
     return driving;
   }
@@ -140,17 +145,18 @@ export class TurnEngine {
   /** Runs the loop for a run, tracked as live (cancellable) and as a drive (awaited by close). */
   private drive(
     lease: RunLease,
+    sessionId: string,
     state: (cancellation: Cancellation) => TurnExecution | Promise<TurnExecution>,
   ): Promise<TurnOutcome> {
     const runId = lease.runId;
     const cancellation = new Cancellation();
+    const live = { cancellation, sessionId };
+    this.live.set(runId, live); // at once: a cancel or a close from now on reaches this drive
     const run = (async () => {
-      const exec = await state(cancellation);
-      this.live.set(runId, { cancellation, sessionId: exec.sessionId });
       try {
-        return await runLoop(this.deps, exec);
+        return await runLoop(this.deps, await state(cancellation));
       } finally {
-        this.live.delete(runId);
+        if (this.live.get(runId) === live) this.live.delete(runId);
       }
     })();
     this.drives.add(run);
