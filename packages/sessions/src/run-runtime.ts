@@ -1,6 +1,12 @@
 import { type Actor, type Clock, type EventMeta, type IdGenerator, IdPrefix, type NewEvent } from '@demiurge/contracts';
-import { commandLoop, NotFoundError, type RuntimeControlPlane, streamAppend } from '@demiurge/control-plane';
-import type { AppendOptions, AppendStream, EventStore } from '@demiurge/event-store';
+import { NotFoundError, type RuntimeControlPlane } from '@demiurge/control-plane';
+import {
+  type AppendOptions,
+  type AppendStream,
+  commandLoop,
+  type EventStore,
+  streamAppend,
+} from '@demiurge/event-store';
 import { checkEvents, type RunEventType, runLifecycle } from '@demiurge/lifecycle';
 import { RunNotOwnedError, RunNotResumableError, StaleRunLeaseError } from './errors.js';
 import { isLiveRun, loadRun, type RunAggregate } from './run-aggregate.js';
