@@ -1,7 +1,6 @@
 import type { Actor, RecordedEvent } from '@demiurge/contracts';
-import type { Loaded } from '@demiurge/control-plane';
-import type { EventStore } from '@demiurge/event-store';
-import { assertTransition, type RunState, runLifecycle } from '@demiurge/lifecycle';
+import { type EventStore, type Loaded, loadAggregate } from '@demiurge/event-store';
+import { type RunFacts, type RunState, runFold } from '@demiurge/lifecycle';
 
 /** A run as its stream says: the machine's state plus the facts ownership and resume are checked against. */
 export interface RunAggregate extends Loaded<RunState> {
@@ -13,7 +12,7 @@ export interface RunAggregate extends Loaded<RunState> {
   readonly leaseUntil: string | null;
   readonly stage: string | null;
   readonly checkpointId: string | null;
-  /** From run.blocked / run.cancelled; null when the run never said. */
+  /** From run.blocked / run.cancelled, kept while blocked, cancelled or archived; else null. */
   readonly resumable: boolean | null;
   readonly reason: string | null;
 }
@@ -22,76 +21,71 @@ export interface RunAggregate extends Loaded<RunState> {
 export const LIVE_RUN_STATES: readonly RunState[] = ['queued', 'running', 'waiting', 'paused', 'blocked', 'cancelling'];
 export const isLiveRun = (state: RunState): boolean => LIVE_RUN_STATES.includes(state);
 
+/**
+ * Loads a run with the one run fold (`runFold` in `@demiurge/lifecycle`, shared with the runs projector):
+ * the machine checks every event, and a heartbeat or expiry naming a stale lease token changes nothing.
+ */
+export async function loadRun(store: EventStore, runId: string): Promise<RunAggregate> {
+  const loaded = await loadAggregate(store, runFold, runId);
+  return toAggregate(loaded.streamId, loaded.version, loaded.events, loaded.state);
+}
+
 /** A run before its first event (state `none`, version 0). */
 export function initialRun(runId: string): RunAggregate {
-  return {
-    streamId: runId,
-    state: runLifecycle.initialState,
-    version: 0,
-    events: [],
-    sessionId: null,
-    principal: null,
-    owner: null,
-    leaseToken: null,
-    leaseUntil: null,
-    stage: null,
-    checkpointId: null,
-    resumable: null,
-    reason: null,
-  };
+  return toAggregate(runId, 0, [], runFold.initialState);
 }
 
 /**
- * One event applied to a run (pure): the state through the run machine (an illegal event throws
- * `IllegalTransitionError`), the version plus one, the facts the event carries. `events` lists the recorded
- * events folded (an event given without envelope, e.g. one just appended, is not listed).
+ * The run after one more of its events, with the same fold as {@link loadRun} (`runFold`): an event just
+ * appended (type and data, no envelope: it is not listed in `events`) or a recorded one. Pure; an event the
+ * run machine refuses throws `IllegalTransitionError`.
  */
-export function evolveRun(run: RunAggregate, event: Pick<RecordedEvent, 'type' | 'data'>): RunAggregate {
-  const state = assertTransition(runLifecycle, run.state, event as never, run.streamId);
-  const next = {
-    ...run,
-    state,
-    version: run.version + 1,
-    events: 'streamVersion' in event ? [...run.events, event as RecordedEvent] : run.events,
+export function applyRunEvent(run: RunAggregate, event: Pick<RecordedEvent, 'type' | 'data'>): RunAggregate {
+  const facts: RunFacts = {
+    ...runFold.initialState,
+    status: run.state,
+    runId: run.streamId,
+    sessionId: run.sessionId,
+    principal: run.principal,
+    owner: run.owner,
+    leaseToken: run.leaseToken,
+    leaseUntil: run.leaseUntil,
+    stage: run.stage,
+    checkpointId: run.checkpointId,
+    resumable: run.resumable,
+    reason: run.reason,
   };
-  const d = event.data as Record<string, unknown>;
-  switch (event.type) {
-    case 'run.queued':
-      return { ...next, sessionId: d.sessionId as string };
-    case 'run.started':
-      return { ...next, principal: (d.principal as Actor | undefined) ?? null };
-    case 'run.owner_claimed':
-    case 'run.owner_heartbeat':
-      return {
-        ...next,
-        owner: d.owner as string,
-        leaseToken: d.leaseToken as string,
-        leaseUntil: d.leaseUntil as string,
-      };
-    case 'run.owner_lease_expired':
-      return { ...next, owner: null, leaseToken: null, leaseUntil: null };
-    case 'run.checkpointed':
-      return { ...next, stage: d.stage as string, checkpointId: d.checkpointId as string };
-    case 'run.blocked':
-    case 'run.cancelled':
-      return { ...next, resumable: d.resumable as boolean, reason: d.reason as string };
-    case 'run.waiting':
-    case 'run.paused':
-    case 'run.cancel_requested':
-      return { ...next, reason: d.reason as string };
-    case 'run.resumed':
-      return { ...next, reason: null };
-    default:
-      return next;
-  }
+  const recorded = 'streamVersion' in event;
+  // The fold reads only the type and data of an event.
+  const next = runFold.evolve(facts, event as RecordedEvent, run.streamId);
+  return toAggregate(
+    run.streamId,
+    run.version + 1,
+    recorded ? [...run.events, event as RecordedEvent] : run.events,
+    next,
+  );
 }
 
-/** Folds a run's stream through the run machine ({@link evolveRun}). */
-export async function loadRun(store: EventStore, runId: string): Promise<RunAggregate> {
-  let run = initialRun(runId);
-  for (const event of await store.readStream(runId)) {
-    if (event.streamType !== runLifecycle.streamType) break;
-    run = evolveRun(run, event);
-  }
-  return run;
+function toAggregate(
+  streamId: string,
+  version: number,
+  events: readonly RecordedEvent[],
+  facts: RunFacts,
+): RunAggregate {
+  const { status, sessionId, principal, owner, leaseToken, leaseUntil, stage, checkpointId, resumable, reason } = facts;
+  return {
+    streamId,
+    version,
+    events,
+    state: status,
+    sessionId,
+    principal,
+    owner,
+    leaseToken,
+    leaseUntil,
+    stage,
+    checkpointId,
+    resumable,
+    reason,
+  };
 }

@@ -1,9 +1,15 @@
 import { type Actor, type Clock, type EventMeta, type IdGenerator, IdPrefix, type NewEvent } from '@demiurge/contracts';
-import { commandLoop, NotFoundError, type RuntimeControlPlane, streamAppend } from '@demiurge/control-plane';
-import type { AppendOptions, AppendStream, EventStore } from '@demiurge/event-store';
+import { NotFoundError, type RuntimeControlPlane } from '@demiurge/control-plane';
+import {
+  type AppendOptions,
+  type AppendStream,
+  commandLoop,
+  type EventStore,
+  streamAppend,
+} from '@demiurge/event-store';
 import { checkEvents, type RunEventType, runLifecycle } from '@demiurge/lifecycle';
 import { RunNotOwnedError, RunNotResumableError, StaleRunLeaseError } from './errors.js';
-import { evolveRun, isLiveRun, loadRun, type RunAggregate } from './run-aggregate.js';
+import { applyRunEvent, isLiveRun, loadRun, type RunAggregate } from './run-aggregate.js';
 import { mayCancelRun } from './run-ownership.js';
 
 export interface RunRuntimeOptions {
@@ -100,7 +106,7 @@ export class RunRuntime {
       const d = await decide(run);
       const events = checkEvents(runLifecycle, run.state, d.run, run.streamId);
       const streams = [streamAppend(RUN, run, events), ...(d.also ?? [])];
-      return { streams, result: events.reduce(evolveRun, run), options: this.appendOptions(run) };
+      return { streams, result: events.reduce(applyRunEvent, run), options: this.appendOptions(run) };
     });
   }
 

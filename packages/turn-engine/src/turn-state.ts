@@ -5,8 +5,7 @@ import {
   type NewEvent,
   type RecordedEvent,
 } from '@demiurge/contracts';
-import type { Loaded } from '@demiurge/control-plane';
-import type { EventStore } from '@demiurge/event-store';
+import type { EventStore, Loaded } from '@demiurge/event-store';
 import {
   assertTransition,
   type ToolCallState,

@@ -1,7 +1,7 @@
 import { IdPrefix } from '@demiurge/contracts';
 import { type AppendStream, StreamVersionConflictError } from '@demiurge/event-store';
 import { turnLifecycle } from '@demiurge/lifecycle';
-import { evolveRun, initialRun, type RunAggregate, type RunLease } from '@demiurge/sessions';
+import { applyRunEvent, initialRun, type RunAggregate, type RunLease } from '@demiurge/sessions';
 import { appendedFact, evolveTurn, initialTurn, type TurnRecord } from '../turn-state.js';
 import type { EngineDeps, TurnInput } from './options.js';
 
@@ -94,7 +94,7 @@ export async function admit(deps: EngineDeps, input: TurnInput, fromNotices: boo
       });
       return {
         lease,
-        run: runStream.events.reduce(evolveRun, initialRun(runId)),
+        run: runStream.events.reduce(applyRunEvent, initialRun(runId)),
         turn: turnStream.events.map((e) => appendedFact(deps.store, e)).reduce(evolveTurn, initialTurn(turnId)),
       };
     } catch (err) {

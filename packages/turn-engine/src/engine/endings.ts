@@ -1,5 +1,5 @@
 import { ErrorCode, IdPrefix, type NewEvent } from '@demiurge/contracts';
-import { streamAppend } from '@demiurge/control-plane';
+import { streamAppend } from '@demiurge/event-store';
 import { checkEvents, type ToolCallEventType, turnLifecycle } from '@demiurge/lifecycle';
 import { StaleRunLeaseError } from '@demiurge/sessions';
 import type { TurnRecord } from '../turn-state.js';

@@ -1,6 +1,5 @@
 import type { NewEvent } from '@demiurge/contracts';
-import { streamAppend } from '@demiurge/control-plane';
-import type { AppendStream } from '@demiurge/event-store';
+import { type AppendStream, streamAppend } from '@demiurge/event-store';
 import {
   checkEvents,
   type RunEventType,
