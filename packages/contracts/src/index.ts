@@ -1,6 +1,20 @@
 export { domainEventDefinitions, domainEvents } from './catalog.js';
 export { type Clock, systemClock } from './clock.js';
 export {
+  asDomainEvent,
+  type DomainEvent,
+  type DomainEventData,
+  type DomainEventDataMap,
+  type DomainEventInputMap,
+  type DomainEventType,
+  type EventOfType,
+  isEvent,
+  type NewDomainEvent,
+  type NewEventOfType,
+  newEvent,
+  type RecordedDomainEvent,
+} from './domain-event.js';
+export {
   Actor,
   EVENT_TYPE_PATTERN,
   EventMeta,

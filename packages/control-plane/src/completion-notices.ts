@@ -1,5 +1,5 @@
 import type { Clock, IdGenerator, NewEvent, RecordedEvent } from '@demiurge/contracts';
-import type { AppendStream, EventStore } from '@demiurge/event-store';
+import { type AppendStream, type EventStore, loadAggregate, streamAppend } from '@demiurge/event-store';
 import {
   allowedEvents,
   checkEvents,
@@ -18,7 +18,6 @@ import {
   type WorkItemView,
   workItemsProjector,
 } from '@demiurge/projector-work-items';
-import { loadAggregate, streamAppend } from './aggregate.js';
 import { OutOfScopeError } from './errors.js';
 import { WorkKind } from './kinds.js';
 import { loadWork } from './work-aggregate.js';

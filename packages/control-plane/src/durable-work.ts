@@ -2,8 +2,10 @@ import { type Clock, type EventMeta, type IdGenerator, IdPrefix, type NewEvent, 
 import {
   type AppendOptions,
   type AppendStream,
+  commandLoop,
   type EventStore,
   StreamVersionConflictError,
+  streamAppend,
 } from '@demiurge/event-store';
 import { checkEvents, type WorkEventType, workLifecycle } from '@demiurge/lifecycle';
 import {
@@ -15,7 +17,6 @@ import {
   workItemsProjector,
 } from '@demiurge/projector-work-items';
 import { z } from 'zod';
-import { commandLoop, streamAppend } from './aggregate.js';
 import { NotClaimableError, NotFoundError, parseSpec, StaleClaimError } from './errors.js';
 import { defaultWorkKinds, type KindRegistry } from './kinds.js';
 import { assertCurrentClaim, isLeased, loadWork, payloadProblem, type WorkAggregate } from './work-aggregate.js';

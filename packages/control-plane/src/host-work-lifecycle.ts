@@ -1,8 +1,7 @@
 import { type Clock, type IdGenerator, IdPrefix } from '@demiurge/contracts';
-import type { AppendStream, EventStore } from '@demiurge/event-store';
+import { type AppendStream, commandLoop, type EventStore, loadAggregate, streamAppend } from '@demiurge/event-store';
 import { checkEvents, deliveryLifecycle, taskLifecycle, workLifecycle } from '@demiurge/lifecycle';
 import { OperatorStatusCollections, operatorStatusProjector } from '@demiurge/projector-operator-status';
-import { commandLoop, loadAggregate, streamAppend } from './aggregate.js';
 import {
   assertCompletionScope,
   type CompletionConsumer,

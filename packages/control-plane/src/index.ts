@@ -1,4 +1,4 @@
-export { commandLoop, type Loaded, loadAggregate, streamAppend } from './aggregate.js';
+export { commandLoop, type Loaded, loadAggregate, streamAppend } from '@demiurge/event-store';
 export {
   assertCompletionScope,
   type CompletionConsumer,

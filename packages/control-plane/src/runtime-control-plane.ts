@@ -8,7 +8,15 @@ import {
   SessionId,
   TaskId,
 } from '@demiurge/contracts';
-import { type AppendStream, type EventStore, StreamVersionConflictError } from '@demiurge/event-store';
+import {
+  type AppendStream,
+  commandLoop,
+  type EventStore,
+  type Loaded,
+  loadAggregate,
+  StreamVersionConflictError,
+  streamAppend,
+} from '@demiurge/event-store';
 import {
   checkEvents,
   nextState,
@@ -19,7 +27,6 @@ import {
 } from '@demiurge/lifecycle';
 import { sessionPrefix, TaskBoardCollections, type TaskView, taskBoardProjector } from '@demiurge/projector-task-board';
 import { z } from 'zod';
-import { commandLoop, type Loaded, loadAggregate, streamAppend } from './aggregate.js';
 import { completionWorkId, type NoticeOutcome, noticeRecords } from './completion-notices.js';
 import type { DurableWorkRuntime } from './durable-work.js';
 import { NotFoundError, NotResumableError, parseSpec } from './errors.js';

@@ -1,6 +1,5 @@
-import type { EventStore } from '@demiurge/event-store';
+import { type EventStore, type Loaded, loadAggregate } from '@demiurge/event-store';
 import { type WorkState, workLifecycle } from '@demiurge/lifecycle';
-import { type Loaded, loadAggregate } from './aggregate.js';
 import { StaleClaimError } from './errors.js';
 import type { KindRegistry } from './kinds.js';
 

@@ -1,6 +1,5 @@
-import type { AppendOptions, EventStore } from '@demiurge/event-store';
+import { type AppendOptions, commandLoop, type EventStore, streamAppend } from '@demiurge/event-store';
 import { checkEvents, workLifecycle } from '@demiurge/lifecycle';
-import { commandLoop, streamAppend } from './aggregate.js';
 import type { KindRegistry } from './kinds.js';
 import { isLeased, loadWork, payloadProblem } from './work-aggregate.js';
 

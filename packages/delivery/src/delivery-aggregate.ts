@@ -1,6 +1,5 @@
 import type { DeliveryQueued, EventData, MessageRecorded } from '@demiurge/contracts';
-import { type Loaded, loadAggregate } from '@demiurge/control-plane';
-import type { EventStore } from '@demiurge/event-store';
+import { type EventStore, type Loaded, loadAggregate } from '@demiurge/event-store';
 import { type DeliveryState, deliveryLifecycle } from '@demiurge/lifecycle';
 
 /** A delivery as its stream says: the machine's state plus the facts of its `delivery.queued`. */

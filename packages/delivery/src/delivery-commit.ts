@@ -1,15 +1,13 @@
 import { type EventMeta, type IdGenerator, IdPrefix, type NewEvent } from '@demiurge/contracts';
+import { loadWork, NotFoundError, StaleClaimError, type WorkAggregate, type WorkClaim } from '@demiurge/control-plane';
 import {
+  type AppendOptions,
+  type AppendStream,
   commandLoop,
+  type EventStore,
   loadAggregate,
-  loadWork,
-  NotFoundError,
-  StaleClaimError,
   streamAppend,
-  type WorkAggregate,
-  type WorkClaim,
-} from '@demiurge/control-plane';
-import type { AppendOptions, AppendStream, EventStore } from '@demiurge/event-store';
+} from '@demiurge/event-store';
 import {
   checkEvents,
   type DeliveryEventType,

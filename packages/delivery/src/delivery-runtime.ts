@@ -1,13 +1,6 @@
 import type { Clock, DeliveryResolution, EventMeta, IdGenerator } from '@demiurge/contracts';
-import {
-  commandLoop,
-  type DurableWorkRuntime,
-  loadWork,
-  NotFoundError,
-  streamAppend,
-  WorkKind,
-} from '@demiurge/control-plane';
-import type { EventStore } from '@demiurge/event-store';
+import { type DurableWorkRuntime, loadWork, NotFoundError, WorkKind } from '@demiurge/control-plane';
+import { commandLoop, type EventStore, streamAppend } from '@demiurge/event-store';
 import { checkEvents, deliveryLifecycle, workLifecycle } from '@demiurge/lifecycle';
 import {
   type DeliveryStatusEntry,

@@ -9,6 +9,16 @@ export {
 } from './append-plan.js';
 export { catchUpSubscription, iterateInBatches } from './catch-up.js';
 export {
+  backoffDelay,
+  commandLoop,
+  type Decision,
+  type Loaded,
+  loadAggregate,
+  type RetryOptions,
+  type StreamFold,
+  streamAppend,
+} from './command-handling.js';
+export {
   CorruptDatabaseError,
   DamagedStoreError,
   DatabaseNewerThanCodeError,

@@ -13,6 +13,7 @@ import {
   taskLifecycle,
   workLifecycle,
 } from './index.js';
+import { deciderSpecification } from './testing/index.js';
 
 const taskId = 'tsk_01JD5Y7Q6N0000000000000000' as TaskId;
 type TaskCommand =
@@ -118,5 +119,33 @@ describe('idempotent repeats', () => {
     expect(isIdempotentRepeat(deliveryLifecycle, 'sent', resolved('sent'))).toBe(true);
     expect(isIdempotentRepeat(deliveryLifecycle, 'sent', resolved('failed'))).toBe(false);
     expect(isIdempotentRepeat(deliveryLifecycle, 'failed', resolved('failed'))).toBe(true);
+  });
+});
+
+describe('deciderSpecification (given/when/then, Emmett style)', () => {
+  const spec = deciderSpecification(tasks, { streamType: 'task' });
+  const submitted: NewEvent = { type: 'task.submitted', data: { taskId } };
+  it('then: the events a command appends', () => {
+    spec
+      .given([submitted])
+      .when({ kind: 'cancel', reason: 'stop' })
+      .thenAppends([{ type: 'task.cancelled', data: { taskId, reason: 'stop' } }]);
+    expect(() =>
+      spec
+        .given([submitted])
+        .when({ kind: 'cancel', reason: 'stop' })
+        .thenAppends([{ type: 'task.deleted', data: { taskId } }]),
+    ).toThrow(/expected/);
+  });
+  it('thenNothing: an idempotent repeat; thenThrows: a refusal', () => {
+    const cancelled: NewEvent = { type: 'task.cancelled', data: { taskId, reason: 'stop' } };
+    spec.given([submitted, cancelled]).when({ kind: 'cancel', reason: 'again' }).thenNothing();
+    spec
+      .given([submitted, cancelled, { type: 'task.deleted', data: { taskId } }])
+      .when({ kind: 'resume' })
+      .thenThrows(IllegalTransitionError);
+    expect(() => spec.given([submitted]).when({ kind: 'start' }).thenThrows(IllegalTransitionError)).toThrow(
+      /without throwing/,
+    );
   });
 });

@@ -1,5 +1,6 @@
 import type { EventDefinition } from '@demiurge/contracts';
 import type { AnyStateMachine, SnapshotFrom } from 'xstate';
+import { assertTransition } from './assert-transition.js';
 
 /** The pseudo-state of a stream that does not exist yet: its creation event leaves it. */
 export const NONE = 'none';
@@ -52,6 +53,12 @@ export interface Lifecycle<S extends string = string, E extends string = string>
   /** The events that create the aggregate (allowed from `none`). */
   readonly creationEvents: readonly E[];
   readonly idempotent: readonly IdempotentRepeat<E, S>[];
+  /**
+   * The machine as a state fold: the state after `event` from `state` (`assertTransition`); throws
+   * `IllegalTransitionError` naming `streamId` when the machine refuses it. With `streamType` and
+   * `initialState` this makes a lifecycle a stream fold for `loadAggregate` in `@demiurge/event-store`.
+   */
+  evolve(state: S, event: LifecycleEvent<string>, streamId?: string): S;
 }
 
 /** What {@link defineLifecycle} needs: the machine, its vocabulary, and the words the docs show. */
@@ -121,5 +128,8 @@ export function defineLifecycle<M extends AnyStateMachine, E extends string>(
     events,
     creationEvents,
     idempotent: config.idempotent ?? [],
+    evolve(state, event, streamId) {
+      return assertTransition(this, state, event as LifecycleEvent<E>, streamId);
+    },
   };
 }

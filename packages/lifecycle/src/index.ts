@@ -17,6 +17,7 @@ export {
   type StateOf,
 } from './define-lifecycle.js';
 export { IllegalTransitionError } from './errors.js';
+export { evolveRun, initialRunFacts, type RunFacts, runFold } from './folds/run.fold.js';
 export { type IdempotentRow, idempotentRepeats } from './idempotent-repeats.js';
 export { renderLifecycleDoc } from './lifecycle-doc.js';
 export { lifecycleFor, lifecycles } from './lifecycles.js';

@@ -1,13 +1,12 @@
 import type { Actor, Clock, IdGenerator } from '@demiurge/contracts';
 import {
-  commandLoop,
   type DurableWorkRuntime,
   loadWork,
   type RuntimeControlPlane,
   StaleClaimError,
   type WorkClaim,
 } from '@demiurge/control-plane';
-import type { AppendStream, EventStore } from '@demiurge/event-store';
+import { type AppendStream, commandLoop, type EventStore } from '@demiurge/event-store';
 import { checkEvents, scheduleInstanceLifecycle, workLifecycle } from '@demiurge/lifecycle';
 import type { FireHandler, FireResult, ScheduledFire, StartSessionSpec } from './fire-types.js';
 import type { InstanceError, InstanceLedger } from './instance-ledger.js';

@@ -1,7 +1,13 @@
 import { createHash } from 'node:crypto';
 import { type Actor, type IdGenerator, IdPrefix } from '@demiurge/contracts';
-import { commandLoop, type Loaded, loadAggregate, streamAppend } from '@demiurge/control-plane';
-import type { EventStore, ProjectionReader } from '@demiurge/event-store';
+import {
+  commandLoop,
+  type EventStore,
+  type Loaded,
+  loadAggregate,
+  type ProjectionReader,
+  streamAppend,
+} from '@demiurge/event-store';
 import { type ScheduleInstanceState, scheduleInstanceLifecycle } from '@demiurge/lifecycle';
 import { SchedulerProjectorMissingError } from './errors.js';
 import type { Schedule } from './schedule-file.js';

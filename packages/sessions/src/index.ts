@@ -1,5 +1,12 @@
 export { RunNotOwnedError, RunNotResumableError, SessionBusyError, StaleRunLeaseError } from './errors.js';
-export { isLiveRun, LIVE_RUN_STATES, loadRun, type RunAggregate } from './run-aggregate.js';
+export {
+  applyRunEvent,
+  initialRun,
+  isLiveRun,
+  LIVE_RUN_STATES,
+  loadRun,
+  type RunAggregate,
+} from './run-aggregate.js';
 export { ADMIN_CLI_ACTOR, mayCancelRun } from './run-ownership.js';
 export { type RunLease, RunRuntime, type RunRuntimeOptions } from './run-runtime.js';
 export {

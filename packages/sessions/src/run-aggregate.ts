@@ -1,7 +1,6 @@
-import type { Actor } from '@demiurge/contracts';
-import { type Loaded, loadAggregate } from '@demiurge/control-plane';
-import type { EventStore } from '@demiurge/event-store';
-import { type RunState, runLifecycle } from '@demiurge/lifecycle';
+import type { Actor, RecordedEvent } from '@demiurge/contracts';
+import { type EventStore, type Loaded, loadAggregate } from '@demiurge/event-store';
+import { type RunFacts, type RunState, runFold } from '@demiurge/lifecycle';
 
 /** A run as its stream says: the machine's state plus the facts ownership and resume are checked against. */
 export interface RunAggregate extends Loaded<RunState> {
@@ -13,7 +12,7 @@ export interface RunAggregate extends Loaded<RunState> {
   readonly leaseUntil: string | null;
   readonly stage: string | null;
   readonly checkpointId: string | null;
-  /** From run.blocked / run.cancelled; null when the run never said. */
+  /** From run.blocked / run.cancelled, kept while blocked, cancelled or archived; else null. */
   readonly resumable: boolean | null;
   readonly reason: string | null;
 }
@@ -22,56 +21,71 @@ export interface RunAggregate extends Loaded<RunState> {
 export const LIVE_RUN_STATES: readonly RunState[] = ['queued', 'running', 'waiting', 'paused', 'blocked', 'cancelling'];
 export const isLiveRun = (state: RunState): boolean => LIVE_RUN_STATES.includes(state);
 
-/** Folds a run's stream through the run machine. */
+/**
+ * Loads a run with the one run fold (`runFold` in `@demiurge/lifecycle`, shared with the runs projector):
+ * the machine checks every event, and a heartbeat or expiry naming a stale lease token changes nothing.
+ */
 export async function loadRun(store: EventStore, runId: string): Promise<RunAggregate> {
-  const loaded = await loadAggregate(store, runLifecycle, runId);
-  let sessionId: string | null = null;
-  let principal: Actor | null = null;
-  let owner: string | null = null;
-  let leaseToken: string | null = null;
-  let leaseUntil: string | null = null;
-  let stage: string | null = null;
-  let checkpointId: string | null = null;
-  let resumable: boolean | null = null;
-  let reason: string | null = null;
-  for (const event of loaded.events) {
-    const d = event.data as Record<string, unknown>;
-    switch (event.type) {
-      case 'run.queued':
-        sessionId = d.sessionId as string;
-        break;
-      case 'run.started':
-        principal = (d.principal as Actor | undefined) ?? null;
-        break;
-      case 'run.owner_claimed':
-      case 'run.owner_heartbeat':
-        owner = d.owner as string;
-        leaseToken = d.leaseToken as string;
-        leaseUntil = d.leaseUntil as string;
-        break;
-      case 'run.owner_lease_expired':
-        owner = null;
-        leaseToken = null;
-        leaseUntil = null;
-        break;
-      case 'run.checkpointed':
-        stage = d.stage as string;
-        checkpointId = d.checkpointId as string;
-        break;
-      case 'run.blocked':
-      case 'run.cancelled':
-        resumable = d.resumable as boolean;
-        reason = d.reason as string;
-        break;
-      case 'run.waiting':
-      case 'run.paused':
-      case 'run.cancel_requested':
-        reason = d.reason as string;
-        break;
-      case 'run.resumed':
-        reason = null;
-        break;
-    }
-  }
-  return { ...loaded, sessionId, principal, owner, leaseToken, leaseUntil, stage, checkpointId, resumable, reason };
+  const loaded = await loadAggregate(store, runFold, runId);
+  return toAggregate(loaded.streamId, loaded.version, loaded.events, loaded.state);
+}
+
+/** A run before its first event (state `none`, version 0). */
+export function initialRun(runId: string): RunAggregate {
+  return toAggregate(runId, 0, [], runFold.initialState);
+}
+
+/**
+ * The run after one more of its events, with the same fold as {@link loadRun} (`runFold`): an event just
+ * appended (type and data, no envelope: it is not listed in `events`) or a recorded one. Pure; an event the
+ * run machine refuses throws `IllegalTransitionError`.
+ */
+export function applyRunEvent(run: RunAggregate, event: Pick<RecordedEvent, 'type' | 'data'>): RunAggregate {
+  const facts: RunFacts = {
+    ...runFold.initialState,
+    status: run.state,
+    runId: run.streamId,
+    sessionId: run.sessionId,
+    principal: run.principal,
+    owner: run.owner,
+    leaseToken: run.leaseToken,
+    leaseUntil: run.leaseUntil,
+    stage: run.stage,
+    checkpointId: run.checkpointId,
+    resumable: run.resumable,
+    reason: run.reason,
+  };
+  const recorded = 'streamVersion' in event;
+  // The fold reads only the type and data of an event.
+  const next = runFold.evolve(facts, event as RecordedEvent, run.streamId);
+  return toAggregate(
+    run.streamId,
+    run.version + 1,
+    recorded ? [...run.events, event as RecordedEvent] : run.events,
+    next,
+  );
+}
+
+function toAggregate(
+  streamId: string,
+  version: number,
+  events: readonly RecordedEvent[],
+  facts: RunFacts,
+): RunAggregate {
+  const { status, sessionId, principal, owner, leaseToken, leaseUntil, stage, checkpointId, resumable, reason } = facts;
+  return {
+    streamId,
+    version,
+    events,
+    state: status,
+    sessionId,
+    principal,
+    owner,
+    leaseToken,
+    leaseUntil,
+    stage,
+    checkpointId,
+    resumable,
+    reason,
+  };
 }

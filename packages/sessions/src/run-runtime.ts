@@ -1,9 +1,15 @@
 import { type Actor, type Clock, type EventMeta, type IdGenerator, IdPrefix, type NewEvent } from '@demiurge/contracts';
-import { commandLoop, NotFoundError, type RuntimeControlPlane, streamAppend } from '@demiurge/control-plane';
-import type { AppendOptions, AppendStream, EventStore } from '@demiurge/event-store';
+import { NotFoundError, type RuntimeControlPlane } from '@demiurge/control-plane';
+import {
+  type AppendOptions,
+  type AppendStream,
+  commandLoop,
+  type EventStore,
+  streamAppend,
+} from '@demiurge/event-store';
 import { checkEvents, type RunEventType, runLifecycle } from '@demiurge/lifecycle';
 import { RunNotOwnedError, RunNotResumableError, StaleRunLeaseError } from './errors.js';
-import { isLiveRun, loadRun, type RunAggregate } from './run-aggregate.js';
+import { applyRunEvent, isLiveRun, loadRun, type RunAggregate } from './run-aggregate.js';
 import { mayCancelRun } from './run-ownership.js';
 
 export interface RunRuntimeOptions {
@@ -84,6 +90,7 @@ export class RunRuntime {
   /**
    * Appends an owner's write (the run stream plus `also`), retrying from a fresh `decide` when another
    * writer moved one of the streams (a heartbeat the run, another process the session of `also`).
+   * Resolves with the run as it is after the write: the run the committed decision read, with its events applied.
    */
   async ownedAppend(
     lease: RunLease,
@@ -92,14 +99,14 @@ export class RunRuntime {
     ) =>
       | { run: NewEvent<RunEventType>[]; also?: AppendStream[] }
       | Promise<{ run: NewEvent<RunEventType>[]; also?: AppendStream[] }>,
-  ): Promise<void> {
-    await commandLoop(this.options.store, async () => {
+  ): Promise<RunAggregate> {
+    return commandLoop(this.options.store, async () => {
       const run = await this.load(lease.runId);
       this.assertLease(run, lease);
       const d = await decide(run);
       const events = checkEvents(runLifecycle, run.state, d.run, run.streamId);
       const streams = [streamAppend(RUN, run, events), ...(d.also ?? [])];
-      return { streams, result: undefined, options: this.appendOptions(run) };
+      return { streams, result: events.reduce(applyRunEvent, run), options: this.appendOptions(run) };
     });
   }
 

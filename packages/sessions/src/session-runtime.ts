@@ -8,8 +8,8 @@ import {
   type NewEvent,
   SessionMode,
 } from '@demiurge/contracts';
-import { commandLoop, NotFoundError, parseSpec } from '@demiurge/control-plane';
-import type { AppendOptions, AppendStream, EventStore } from '@demiurge/event-store';
+import { NotFoundError, parseSpec } from '@demiurge/control-plane';
+import { type AppendOptions, type AppendStream, commandLoop, type EventStore } from '@demiurge/event-store';
 import { checkEvents, type SessionEventType, sessionLifecycle } from '@demiurge/lifecycle';
 import {
   bindingKey,

@@ -10,6 +10,7 @@ import { sessionsProjector } from '@demiurge/projector-sessions';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
   ADMIN_CLI_ACTOR,
+  loadRun,
   mayCancelRun,
   RunNotOwnedError,
   RunNotResumableError,
@@ -206,5 +207,53 @@ describe('run ownership (seed scenario 55)', () => {
     await runs.requestCancel(start.runId, 'stop', { kind: 'operator', id: 'tui-alice' });
     const requested = (await store.readAll()).find((e) => e.type === 'run.cancel_requested')!;
     expect(requested.meta.actor).toEqual({ kind: 'operator', id: 'tui-alice' });
+  });
+});
+
+describe('loadRun (the one run fold, shared with the runs projector)', () => {
+  it('a heartbeat or an expiry naming a stale lease token changes nothing', async () => {
+    const runId = ids.next('run');
+    const sessionId = ids.next('ses');
+    const until = (s: number) => new Date(Date.parse('2026-06-01T10:00:00.000Z') + s * 1000).toISOString();
+    const run = (events: { type: string; data: Record<string, unknown> }[]) =>
+      events.map((e) => ({ type: e.type, data: { runId, ...e.data } }));
+    await store.append([
+      {
+        streamType: 'run',
+        streamId: runId,
+        expectedVersion: 'no_stream',
+        events: run([
+          { type: 'run.queued', data: { sessionId } },
+          { type: 'run.started', data: { owner: 'host-a' } },
+          { type: 'run.owner_claimed', data: { owner: 'host-a', leaseToken: 'rls_a', leaseUntil: until(30) } },
+          { type: 'run.owner_lease_expired', data: { owner: 'host-a', leaseToken: 'rls_a' } },
+          { type: 'run.owner_claimed', data: { owner: 'host-b', leaseToken: 'rls_b', leaseUntil: until(60) } },
+          // host-a, not knowing it lost the run, heartbeats with its old token, then "expires" it
+          { type: 'run.owner_heartbeat', data: { owner: 'host-a', leaseToken: 'rls_a', leaseUntil: until(90) } },
+          { type: 'run.owner_lease_expired', data: { owner: 'host-a', leaseToken: 'rls_a' } },
+        ]),
+      },
+    ]);
+    const loaded = await loadRun(store, runId);
+    expect(loaded).toMatchObject({
+      state: 'running',
+      sessionId,
+      owner: 'host-b',
+      leaseToken: 'rls_b',
+      leaseUntil: until(60),
+      version: 7,
+    });
+    // the current token still extends it
+    await store.append([
+      {
+        streamType: 'run',
+        streamId: runId,
+        expectedVersion: 7,
+        events: run([
+          { type: 'run.owner_heartbeat', data: { owner: 'host-b', leaseToken: 'rls_b', leaseUntil: until(120) } },
+        ]),
+      },
+    ]);
+    expect(await loadRun(store, runId)).toMatchObject({ owner: 'host-b', leaseToken: 'rls_b', leaseUntil: until(120) });
   });
 });

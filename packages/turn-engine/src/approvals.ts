@@ -1,7 +1,7 @@
 import type { NewEvent } from '@demiurge/contracts';
 import { type Actor, type Clock, type EventMeta, type IdGenerator, IdPrefix } from '@demiurge/contracts';
-import { commandLoop, loadAggregate, NotFoundError, streamAppend } from '@demiurge/control-plane';
-import type { AppendStream, EventStore } from '@demiurge/event-store';
+import { NotFoundError } from '@demiurge/control-plane';
+import { type AppendStream, commandLoop, type EventStore, loadAggregate, streamAppend } from '@demiurge/event-store';
 import { type ApprovalEventType, approvalLifecycle, checkEvents } from '@demiurge/lifecycle';
 import {
   type ApprovalEntry,

@@ -2,6 +2,7 @@ export { type ApprovalRequestSpec, ApprovalRuntime } from './approvals.js';
 export {
   EngineClosingError,
   TurnEngine,
+  type TurnEngineLogger,
   type TurnEngineOptions,
   type TurnHooks,
   type TurnInput,

@@ -9,6 +9,14 @@ export {
 } from './errors.js';
 export { LogTail, type LogTailOptions, type TailLine, TRUNCATION_MARK } from './log-tail.js';
 export {
+  groupAlive,
+  type HeldProcessGroup,
+  type ProcessGroupResult,
+  type ProcessGroupRun,
+  ProcessGroupStartError,
+  runInProcessGroup,
+} from './process-group.js';
+export {
   carriesSpawnId,
   currentBootId,
   type ProcessRecord,

@@ -1,6 +1,6 @@
 import type { EventMeta, NewEvent } from '@demiurge/contracts';
-import { commandLoop, loadAggregate, streamAppend, type TaskRef } from '@demiurge/control-plane';
-import type { EventStore } from '@demiurge/event-store';
+import type { TaskRef } from '@demiurge/control-plane';
+import { commandLoop, type EventStore, loadAggregate, streamAppend } from '@demiurge/event-store';
 import { checkEvents, type TaskEventType, taskLifecycle } from '@demiurge/lifecycle';
 import type { TaskArtifactData, TaskProcessData } from '@demiurge/projector-task-board';
 import type { TailLine } from './log-tail.js';

@@ -1,3 +1,4 @@
+export { deciderSpecification, recordGiven, type SpecifiedDecider } from './decider-specification.js';
 export { type DeliveryModel, deliveryWalk } from './delivery-walk.js';
 export {
   appendStreams,

@@ -1,10 +1,10 @@
 import { mkdir, readFile, symlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
+import { readProcStat } from '@demiurge/workers';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { makeTempWorkspace, type TempWorkspace } from '../../test-fixtures/workspace.js';
 import { ToolCancelledError, ToolFailedError, WorkspaceEscapeError } from './errors.js';
-import { processState } from './process-group.js';
 import { SHELL_MAX_OUTPUT_BYTES, ShellInput, shellTool } from './shell.js';
 
 let ws: TempWorkspace;
@@ -23,7 +23,7 @@ async function alive(pid: number): Promise<boolean> {
   } catch {
     return false;
   }
-  const state = await processState(pid);
+  const state = await readProcStat(pid);
   return state === undefined ? process.platform !== 'linux' : state.state !== 'Z';
 }
 

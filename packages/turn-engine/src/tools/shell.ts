@@ -1,9 +1,10 @@
 import { stat } from 'node:fs/promises';
+import { ProcessGroupStartError, runInProcessGroup } from '@demiurge/workers';
 import { z } from 'zod';
 import { defineTool } from '../tool.js';
 import { ToolCancelledError, ToolFailedError, throwIfCancelled } from './errors.js';
-import { runInProcessGroup } from './process-group.js';
 import { classifyShellCommand } from './shell-classify.js';
+import { TailBuffer } from './tail-buffer.js';
 import { resolveInWorkspace } from './workspace-path.js';
 
 /** `shell` keeps the last this many bytes of combined stdout/stderr (32 KiB). */
@@ -75,15 +76,22 @@ export const shellTool = defineTool<ShellInput>({
       throw new ToolFailedError('not_a_directory', `cwd "${given}" is not a directory`, given);
     }
     const timeoutSeconds = input.timeout_seconds ?? SHELL_DEFAULT_TIMEOUT_SECONDS;
+    const output = new TailBuffer(SHELL_MAX_OUTPUT_BYTES);
+    // The process group (held until recorded, stopped whole) is @demiurge/workers', shared with terminal tasks.
     const run = await runInProcessGroup({
       command: input.command,
       cwd,
       timeoutMs: timeoutSeconds * 1000,
       signal: ctx.signal,
-      maxOutputBytes: SHELL_MAX_OUTPUT_BYTES,
+      onOutput: (chunk) => output.push(chunk),
       env: { ...process.env, ...NON_INTERACTIVE_ENV },
       spawnId: ctx.toolCallId,
       ...(ctx.onProcessStarted ? { onStarted: ctx.onProcessStarted } : {}),
+    }).catch((error: unknown) => {
+      if (error instanceof ProcessGroupStartError) {
+        throw new ToolFailedError('io', error.message, undefined, { cause: error.cause });
+      }
+      throw error;
     });
     if (run.cancelled) throw new ToolCancelledError('shell', { cause: ctx.signal.reason });
 
@@ -93,10 +101,10 @@ export const shellTool = defineTool<ShellInput>({
         ? `exit ${run.exitCode}`
         : `killed by ${run.signal ?? 'a signal'}`;
     const lines = [status];
-    if (run.output.truncated) {
-      lines.push(`[output truncated: showing the last ${SHELL_MAX_OUTPUT_BYTES} of ${run.output.total} bytes]`);
+    if (output.truncated) {
+      lines.push(`[output truncated: showing the last ${SHELL_MAX_OUTPUT_BYTES} of ${output.total} bytes]`);
     }
-    const text = run.output.text();
+    const text = output.text();
     lines.push(text === '' ? '(no output)' : text.replace(/\n$/, ''));
     if (run.strayProcessesStopped) lines.push('[processes the command left running in the background were stopped]');
     return {
@@ -105,7 +113,7 @@ export const shellTool = defineTool<ShellInput>({
         exitCode: run.timedOut ? null : run.exitCode,
         timedOut: run.timedOut,
         signal: run.signal,
-        ...(run.output.truncated ? { truncated: true } : {}),
+        ...(output.truncated ? { truncated: true } : {}),
       },
     };
   },

@@ -1,22 +1,28 @@
 import { type ChildProcessByStdio, spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import { readdir, readFile } from 'node:fs/promises';
 import type { Readable, Writable } from 'node:stream';
 import { setTimeout as delay } from 'node:timers/promises';
-import type { SpawnedProcess } from '../tool.js';
-import { ToolFailedError } from './errors.js';
-import { TailBuffer } from './tail-buffer.js';
-import { describeError, errnoCode } from './workspace-path.js';
+import { isDead, listProcesses, SPAWN_ID_ENV, startMarkerOf } from './process-identity.js';
+
+/** A held process group's identity, as its caller records it before the command runs. */
+export interface HeldProcessGroup {
+  /** Carried as `DEMIURGE_SPAWN_ID` in the environment of the group's processes. */
+  readonly spawnId: string;
+  readonly pid: number;
+  readonly pgid: number;
+  readonly platform: string;
+  /** `linux:<boot id>:<start time>` ({@link startMarkerOf}); undefined where there is none. */
+  readonly startMarker: string | undefined;
+}
 
 export interface ProcessGroupRun {
   readonly command: string;
-  /** A real directory (already checked to be inside the workspace). */
+  /** A real directory (already checked by the caller). */
   readonly cwd: string;
   readonly timeoutMs: number;
   /** Aborting it stops the whole group; the run then ends with `cancelled: true`. */
   readonly signal: AbortSignal;
-  /** How much of the combined stdout/stderr to keep (the tail). */
-  readonly maxOutputBytes: number;
+  /** Every chunk of the combined stdout/stderr, in order. */
+  readonly onOutput: (chunk: Buffer) => void;
   readonly env?: NodeJS.ProcessEnv;
   /** How long the group gets between SIGTERM and SIGKILL. Default 2000 ms. */
   readonly killGraceMs?: number;
@@ -26,18 +32,9 @@ export interface ProcessGroupRun {
    * process dies first, the held shell exits without running anything. `spawnId` goes into the environment
    * as `DEMIURGE_SPAWN_ID`, so every process of the tree can be told apart from a stranger.
    */
-  readonly onStarted?: (process: SpawnedProcess) => Promise<void>;
+  readonly onStarted?: (group: HeldProcessGroup) => Promise<void>;
   readonly spawnId?: string;
 }
-
-/** The environment variable a spawned tree carries (same as @demiurge/workers' SPAWN_ID_ENV). */
-export const SPAWN_ID_ENV = 'DEMIURGE_SPAWN_ID';
-
-/**
- * The held shell: waits for one line on stdin (EOF — its parent died before releasing it — exits 125
- * without running anything), then becomes the command's shell with stdin from /dev/null (same pid).
- */
-const HELD = 'IFS= read -r _ || exit 125; exec /bin/sh -c "$1" </dev/null';
 
 export interface ProcessGroupResult {
   /** The shell's exit code; `null` when it was ended by a signal. */
@@ -47,8 +44,33 @@ export interface ProcessGroupResult {
   readonly cancelled: boolean;
   /** The shell exited but left processes in its group (e.g. `cmd &`); they were stopped. */
   readonly strayProcessesStopped: boolean;
-  readonly output: TailBuffer;
 }
+
+/**
+ * The shell could not be started (`spawn`), or the group could not be recorded before its command ran
+ * (`record`: nothing ran). The message says which; `cause` is the underlying error.
+ */
+export class ProcessGroupStartError extends Error {
+  override readonly name = 'ProcessGroupStartError';
+  constructor(
+    readonly stage: 'spawn' | 'record',
+    cause: unknown,
+  ) {
+    const detail = cause instanceof Error ? cause.message : String(cause);
+    super(
+      stage === 'spawn'
+        ? `cannot start /bin/sh: ${detail}`
+        : `could not record the process before running it: ${detail}`,
+      { cause },
+    );
+  }
+}
+
+/**
+ * The held shell: waits for one line on stdin (EOF — its parent died before releasing it — exits 125
+ * without running anything), then becomes the command's shell with stdin from /dev/null (same pid).
+ */
+const HELD = 'IFS= read -r _ || exit 125; exec /bin/sh -c "$1" </dev/null';
 
 /** How long to wait for the pipes to close after the shell exits (children may still be writing). */
 const PIPE_DRAIN_MS = 100;
@@ -60,19 +82,19 @@ const POLL_MS = 20;
  * Runs `/bin/sh -c command` as the leader of a new process group, with stdin closed. On timeout or abort the
  * whole group gets SIGTERM, then SIGKILL after the grace period, and the run ends only once the group is
  * gone. When the shell exits on its own, processes it left in the group are stopped the same way, so a
- * foreground call never leaves anything running. Resolves with the outcome (a non-zero exit, a timeout and a
- * cancellation are outcomes, not errors); rejects only when the shell cannot be started.
+ * foreground command never leaves anything running. Resolves with the outcome (a non-zero exit, a timeout and a
+ * cancellation are outcomes, not errors); rejects with {@link ProcessGroupStartError} only when the shell cannot
+ * be started or (with `onStarted`) recorded.
  *
  * @example
  * ```ts
- * const run = await runInProcessGroup({ command: 'make test', cwd, timeoutMs: 60_000, signal, maxOutputBytes: 32_768 });
+ * const run = await runInProcessGroup({ command: 'make test', cwd, timeoutMs: 60_000, signal, onOutput: (c) => out.push(c) });
  * if (run.timedOut) console.log('timed out');
  * ```
  */
 export function runInProcessGroup(options: ProcessGroupRun): Promise<ProcessGroupResult> {
   const graceMs = options.killGraceMs ?? 2000;
   return new Promise((resolve, reject) => {
-    const output = new TailBuffer(options.maxOutputBytes);
     const held = options.onStarted !== undefined;
     const env = { ...(options.env ?? process.env), ...(options.spawnId ? { [SPAWN_ID_ENV]: options.spawnId } : {}) };
     const child = spawn('/bin/sh', held ? ['-c', HELD, 'sh', options.command] : ['-c', options.command], {
@@ -101,15 +123,15 @@ export function runInProcessGroup(options: ProcessGroupRun): Promise<ProcessGrou
       void stop();
     };
     options.signal.addEventListener('abort', onAbort, { once: true });
-    // Aborted while the caller was still resolving paths: the listener above would never fire.
+    // Aborted while the caller was still preparing: the listener above would never fire.
     if (options.signal.aborted) onAbort();
     const detach = (): void => {
       clearTimeout(timer);
       options.signal.removeEventListener('abort', onAbort);
     };
 
-    child.stdout.on('data', (chunk: Buffer) => output.push(chunk));
-    child.stderr.on('data', (chunk: Buffer) => output.push(chunk));
+    child.stdout.on('data', options.onOutput);
+    child.stderr.on('data', options.onOutput);
     const pipesClosed = Promise.all([
       new Promise((done) => child.stdout.once('close', done)),
       new Promise((done) => child.stderr.once('close', done)),
@@ -118,14 +140,14 @@ export function runInProcessGroup(options: ProcessGroupRun): Promise<ProcessGrou
     let recordFailed: unknown;
     if (held && pid !== undefined) {
       child.stdin?.on('error', () => undefined); // the shell may be gone already (EPIPE): its exit settles the run
-      const record: SpawnedProcess = {
+      const group: HeldProcessGroup = {
         spawnId: options.spawnId ?? String(pid),
         pid,
         pgid: pid,
         platform: process.platform,
         startMarker,
       };
-      options.onStarted!(record).then(
+      options.onStarted!(group).then(
         () => child.stdin?.end('go\n'),
         (error: unknown) => {
           recordFailed = error;
@@ -137,9 +159,7 @@ export function runInProcessGroup(options: ProcessGroupRun): Promise<ProcessGrou
 
     child.once('error', (error) => {
       detach();
-      void stop().finally(() =>
-        reject(new ToolFailedError('io', `cannot start /bin/sh: ${describeError(error)}`, undefined, { cause: error })),
-      );
+      void stop().finally(() => reject(new ProcessGroupStartError('spawn', error)));
     });
     child.once('exit', (exitCode, signal) => {
       detach();
@@ -151,40 +171,14 @@ export function runInProcessGroup(options: ProcessGroupRun): Promise<ProcessGrou
         await Promise.race([pipesClosed, delay(PIPE_DRAIN_MS)]);
         child.stdout.destroy();
         child.stderr.destroy();
-        return { exitCode, signal, timedOut, cancelled, strayProcessesStopped: strays, output };
+        return { exitCode, signal, timedOut, cancelled, strayProcessesStopped: strays };
       };
       settle().then((result) => {
-        if (recordFailed !== undefined && !cancelled) {
-          reject(
-            new ToolFailedError(
-              'io',
-              `could not record the process before running it: ${describeError(recordFailed)}`,
-              undefined,
-              {
-                cause: recordFailed,
-              },
-            ),
-          );
-        } else resolve(result);
+        if (recordFailed !== undefined && !cancelled) reject(new ProcessGroupStartError('record', recordFailed));
+        else resolve(result);
       }, reject);
     });
   });
-}
-
-/**
- * The start marker of a running process, in the format of @demiurge/workers: `linux:<boot id>:<start time>`
- * (field 22 of /proc/<pid>/stat); undefined off Linux or once the process is gone.
- */
-export function startMarkerOf(pid: number): string | undefined {
-  if (process.platform !== 'linux') return undefined;
-  try {
-    const boot = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const starttime = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
-    return starttime && /^\d+$/.test(starttime) ? `linux:${boot}:${starttime}` : undefined;
-  } catch {
-    return undefined;
-  }
 }
 
 /** SIGTERM to the group, SIGKILL after `graceMs`; resolves once the group is gone (or KILL_WAIT_MS later). */
@@ -206,25 +200,13 @@ async function groupGone(pgid: number, withinMs: number): Promise<boolean> {
 
 /**
  * Whether a process of the group is still running. A zombie is dead: orphans are reaped by init, and where
- * init reaps late (a container's PID 1) or never, waiting for that would only stall the call. On Linux the
- * group's members are read from /proc to tell zombies apart; elsewhere any member counts.
+ * init reaps late (a container's PID 1) or never, waiting for that would only stall the caller. On Linux the
+ * group's members are read from /proc ({@link listProcesses}) to tell zombies apart; elsewhere any member counts.
  */
 export async function groupAlive(pgid: number): Promise<boolean> {
   if (!signalGroup(pgid, 0)) return false;
   if (process.platform !== 'linux') return true;
-  const pids = (await readdir('/proc').catch(() => undefined))?.filter((name) => /^\d+$/.test(name));
-  if (pids === undefined) return true;
-  const states = await Promise.all(pids.map((pid) => processState(Number(pid))));
-  return states.some((s) => s !== undefined && s.pgrp === pgid && s.state !== 'Z' && s.state !== 'X');
-}
-
-/** The state letter and process group of a process, from /proc/<pid>/stat; undefined when it is gone. */
-export async function processState(pid: number): Promise<{ state: string; pgrp: number } | undefined> {
-  const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => undefined);
-  if (stat === undefined) return undefined;
-  // "pid (comm) state ppid pgrp …"; comm may hold spaces and parentheses, so split after the last ')'.
-  const [state = '', , pgrp = ''] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return { state, pgrp: Number(pgrp) };
+  return (await listProcesses()).some((p) => p.pgrp === pgid && !isDead(p));
 }
 
 /** Sends `signal` to every process in the group; false when the group no longer exists. */
@@ -233,8 +215,9 @@ function signalGroup(pgid: number, signal: NodeJS.Signals | 0): boolean {
     process.kill(-pgid, signal);
     return true;
   } catch (error) {
-    if (errnoCode(error) === 'ESRCH') return false;
-    if (errnoCode(error) === 'EPERM') return true; // exists, but a member is not ours to signal
+    const code = (error as { code?: unknown }).code;
+    if (code === 'ESRCH') return false;
+    if (code === 'EPERM') return true; // exists, but a member is not ours to signal
     throw error;
   }
 }

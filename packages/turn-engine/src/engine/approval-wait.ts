@@ -1,0 +1,111 @@
+import type { RecordedEvent } from '@demiurge/contracts';
+import type { ToolCallRecord } from '../turn-state.js';
+import { TurnStopped } from './cancellation.js';
+import type { TurnExecution } from './execution.js';
+import type { EngineDeps } from './options.js';
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+/** How an approval wait ended: its status then (`requested` when nobody answered in time). */
+export type ApprovalAnswer = 'granted' | 'denied' | 'expired' | 'requested';
+
+/**
+ * Requests an approval for the call (the run waits: `run.waiting`) and waits for the answer; after a restart
+ * the approval already requested for this call is waited on instead. Resolves the approval id when granted;
+ * otherwise records the call denied (an unanswered approval is expired) and resolves undefined. Rejects with
+ * the drive's stop reason when it is stopped meanwhile.
+ */
+export async function askApproval(
+  deps: EngineDeps,
+  exec: TurnExecution,
+  call: ToolCallRecord,
+  reason: string,
+): Promise<string | undefined> {
+  const { approvals, clock } = deps;
+  const ttl = deps.approvalTtlMs ?? 15 * 60_000;
+  const existing = (await approvals.listForSession(exec.sessionId)).find((a) => a.toolCallId === call.streamId);
+  let approvalId: string;
+  let waitMs = ttl;
+  if (existing) {
+    approvalId = existing.approvalId;
+    if (existing.expiresAt) waitMs = Math.max(0, Date.parse(existing.expiresAt) - clock.now());
+  } else {
+    const request = approvals.requestStream({
+      sessionId: exec.sessionId,
+      runId: exec.runId,
+      toolCallId: call.streamId,
+      tool: call.name,
+      arguments: call.arguments,
+      reason,
+      expiresAt: iso(clock.now() + ttl),
+    });
+    approvalId = request.approvalId;
+    await exec.write((run) => ({
+      // Paused meanwhile: the approval is still requested; the run stays paused (resume finds it waiting on it).
+      run:
+        run.state === 'running'
+          ? [{ type: 'run.waiting', data: { runId: exec.runId, reason: `approval ${approvalId} for ${call.name}` } }]
+          : [],
+      also: [request.stream],
+    }));
+  }
+  const status = await waitForApproval(deps, approvalId, waitMs, exec.signal);
+  await exec.write((run) => ({
+    run: run.state === 'waiting' ? [{ type: 'run.resumed', data: { runId: exec.runId } }] : [],
+  }));
+  if (status === 'granted') return approvalId;
+  if (status === 'requested') await approvals.expire(approvalId);
+  await exec.write(() => ({
+    calls: [
+      {
+        toolCallId: call.streamId,
+        events: [
+          {
+            type: 'tool_call.denied',
+            data: {
+              toolCallId: call.streamId,
+              policy: 'plan_mode',
+              reason: `${reason} (approval ${approvalId} was ${status === 'requested' ? 'not answered in time' : status})`,
+            },
+          },
+        ],
+      },
+    ],
+  }));
+  return undefined;
+}
+
+/**
+ * Waits for an approval's answer (from any process: the store publishes other processes' commits too) for up to
+ * `ttlMs`; `requested` when none came. Rejects with the stop reason when `signal` aborts.
+ */
+export function waitForApproval(
+  deps: EngineDeps,
+  approvalId: string,
+  ttlMs: number,
+  signal: AbortSignal,
+): Promise<ApprovalAnswer> {
+  const current = async () => (await deps.approvals.get(approvalId).catch(() => undefined))?.status ?? 'requested';
+  return new Promise<ApprovalAnswer>((resolve, reject) => {
+    const done = (value: ApprovalAnswer | Error) => {
+      sub.unsubscribe();
+      clearTimeout(timer);
+      signal.removeEventListener('abort', onAbort);
+      if (value instanceof Error) reject(value);
+      else resolve(value);
+    };
+    const onAbort = () =>
+      done(signal.reason instanceof TurnStopped ? signal.reason : new TurnStopped({ kind: 'cancel_requested' }));
+    const sub = deps.store.events$.subscribe((event: RecordedEvent) => {
+      if (event.streamId !== approvalId) return;
+      if (event.type === 'approval.granted') done('granted');
+      else if (event.type === 'approval.denied') done('denied');
+      else if (event.type === 'approval.expired') done('expired');
+    });
+    const timer = setTimeout(() => done('requested'), ttlMs);
+    signal.addEventListener('abort', onAbort);
+    void current().then((s) => {
+      if (s !== 'requested') done(s as ApprovalAnswer);
+    });
+  });
+}

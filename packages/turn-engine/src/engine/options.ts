@@ -1,0 +1,110 @@
+import type { Actor, Clock, IdGenerator } from '@demiurge/contracts';
+import type { AppendStream, EventStore } from '@demiurge/event-store';
+import type { ModelProvider } from '@demiurge/providers';
+import type { RunRuntime, SessionRuntime, TurnAdmission } from '@demiurge/sessions';
+import type { ApprovalRuntime } from '../approvals.js';
+import type { ToolRegistry } from '../registry.js';
+import type { TurnSelection } from '../turn-state.js';
+import type { TurnEngineLogger } from './logger.js';
+
+/**
+ * The Agent Core's slot phases around a turn (the host wires them to its SlotRuntime). `input` runs once,
+ * before the turn is admitted: its context is recorded on `turn.started` (and `writeHistory` items as
+ * messages of the turn), so a resume rebuilds it. `output` runs with the answer before the turn completes:
+ * a hard failure fails the turn; when one of its sends carried the answer, that message is the turn's
+ * output and the engine records no second copy.
+ */
+export interface TurnHooks {
+  input?(turn: {
+    sessionId: string;
+    turnId: string;
+    text: string;
+    selection: TurnSelection | null;
+  }): Promise<readonly { role: 'user' | 'system'; text: string; writeHistory: boolean }[]>;
+  output?(turn: {
+    sessionId: string;
+    turnId: string;
+    runId: string;
+    text: string;
+    signal: AbortSignal;
+    selection: TurnSelection | null;
+  }): Promise<{ answerMessageId?: string }>;
+}
+
+export interface TurnEngineOptions {
+  readonly store: EventStore;
+  readonly clock: Clock;
+  readonly ids: IdGenerator;
+  readonly sessions: SessionRuntime;
+  readonly runs: RunRuntime;
+  readonly admission: TurnAdmission;
+  readonly approvals: ApprovalRuntime;
+  readonly provider: ModelProvider;
+  readonly tools: ToolRegistry;
+  /** The real path of the root file and shell tools are confined to. */
+  readonly workspaceRoot: string;
+  /** Model rounds per turn. Default 90. */
+  readonly stepBudget?: number;
+  /** The core's instructions, sent first as a system message. */
+  readonly instructions?: string;
+  /**
+   * In plan mode, a mutating call without an approval is `deny` (denied at once, the default) or `ask`
+   * (an approval is requested, the run waits for an operator's answer until `approvalTtlMs`).
+   */
+  readonly onPlanModeWrite?: 'deny' | 'ask';
+  readonly approvalTtlMs?: number;
+  readonly hooks?: TurnHooks;
+  /**
+   * The session's pending task notices (completions, blocked tasks), taken at each admission: merged into
+   * the turn as context (or, for `TurnEngine.runNoticeTurn`, its input) and acknowledged by the
+   * returned streams in the admission's own commit. `HostWorkLifecycleRuntime` is one.
+   */
+  readonly notices?: TurnNotices;
+  /**
+   * Where the engine reports what it cannot return to a caller (a lost lease, a release that failed while the
+   * host closed). Default: one line on stderr per report.
+   */
+  readonly logger?: TurnEngineLogger;
+}
+
+/** Pending notices of a session, with the streams that acknowledge them (see {@link TurnEngineOptions.notices}). */
+export interface TurnNotices {
+  takeTaskCompletions(consumer: { sessionId: string; via: string }): Promise<{
+    readonly notices: readonly { readonly text: string }[];
+    readonly streams: readonly AppendStream[];
+  }>;
+}
+
+export interface TurnInput {
+  readonly sessionId: string;
+  readonly text: string;
+  /** A delegated turn's selections, recorded on turn.started (tools are filtered in the list and at dispatch). */
+  readonly selection?: TurnSelection;
+  /**
+   * Who submits the input: recorded as the actor of the admission commit and as the run's principal (who owns
+   * it, see `mayCancelRun` in @demiurge/sessions). Absent: the session's user, and no principal is recorded.
+   */
+  readonly actor?: Actor;
+  /** Called once the input, run and turn are committed (admission), before the first model round. */
+  readonly onAdmitted?: (ids: { readonly runId: string; readonly turnId: string }) => void;
+}
+
+export interface TurnOutcome {
+  readonly turnId: string;
+  readonly runId: string;
+  /**
+   * `paused` and `waiting` leave the run resumable; `interrupted` means this host closed and released the
+   * run (the next host start resumes it); the others are final.
+   */
+  readonly status: 'completed' | 'failed' | 'cancelled' | 'paused' | 'waiting' | 'interrupted';
+  /** The assistant's answer (or the budget/failure message). */
+  readonly text: string;
+  readonly error?: { readonly code: string; readonly message: string };
+  readonly steps: number;
+}
+
+/** What the engine's modules share: the options with their defaults applied. */
+export interface EngineDeps extends TurnEngineOptions {
+  readonly stepBudget: number;
+  readonly logger: TurnEngineLogger;
+}
