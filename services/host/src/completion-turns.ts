@@ -1,5 +1,5 @@
 import type { EventStore } from '@demiurge/event-store';
-import { type LiveRunEntry, RunsCollections, runsProjector } from '@demiurge/projector-runs';
+import { runsReader } from '@demiurge/projector-runs';
 import type { TurnRuntime } from '@demiurge/turn-engine';
 
 /** The events that wake the completion loop: a notice is ready, or a session may have become idle. */
@@ -56,7 +56,7 @@ export class CompletionTurns {
     const bySession = new Map<string, string[]>();
     for (const n of pending) bySession.set(n.sessionId, [...(bySession.get(n.sessionId) ?? []), n.workId]);
     if (bySession.size === 0) return { started: [], deferred: [], settled };
-    const live = await this.deps.store.projection(runsProjector.name).list<LiveRunEntry>(RunsCollections.liveRuns);
+    const live = await runsReader(this.deps.store).live();
     const withLiveRun = new Set(live.map((r) => r.sessionId));
     const started: string[] = [];
     const deferred: string[] = [];

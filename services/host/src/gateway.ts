@@ -9,17 +9,12 @@ import {
   serveStdio,
   serveUnixSocket,
 } from '@demiurge/operator';
-import {
-  type DeliveryView,
-  OutboxCollections,
-  outboxProjector,
-  type SessionDeliveryEntry,
-  sessionDeliveriesPrefix,
-} from '@demiurge/projector-outbox';
-import { RunsCollections, runsProjector } from '@demiurge/projector-runs';
+import { outboxReader } from '@demiurge/projector-outbox';
+import { runsReader } from '@demiurge/projector-runs';
+import { taskBoardReader } from '@demiurge/projector-task-board';
 import { merge, mergeMap, type Observable } from 'rxjs';
 import type { DemiurgeApp, Submitted } from './app.js';
-import { HostOperatorSession, type SessionGatewayOptions } from './operator-session.js';
+import { HostOperatorSession, type SessionGatewayOptions } from './operator-session/host-operator-session.js';
 import { scheduleOverview } from './schedule-overview.js';
 
 class NoSuchPromptError extends DemiurgeError {
@@ -90,7 +85,7 @@ export function createOperatorBackend(app: DemiurgeApp, options: GatewayOptions 
         await runtime.engine.cancel(p.run_id, reason, by);
       }
       if (p.task_id) {
-        const task = await app.store.projection('task-board').get<{ sessionId: string }>('tasks', p.task_id);
+        const task = await taskBoardReader(app.store).get(p.task_id);
         if (!task) throw new NotFoundError('task', p.task_id);
         await app.cancelTask({ sessionId: task.sessionId, taskId: p.task_id }, reason);
       }
@@ -117,9 +112,7 @@ export function createOperatorBackend(app: DemiurgeApp, options: GatewayOptions 
       };
       if (!p.session_id) return base;
       const session = await runtime.sessions.get(p.session_id);
-      const runs = await app.store
-        .projection(runsProjector.name)
-        .list<{ runId: string; status: string }>(RunsCollections.runsBySession, { prefix: `${p.session_id}/` });
+      const runs = await runsReader(app.store).ofSession(p.session_id);
       return { ...base, session, runs };
     },
     async history(p) {
@@ -172,16 +165,14 @@ const IN_FLIGHT_DELIVERY = new Set(['queued', 'sending']);
 
 /** Waits until no operator delivery of `sessions` is queued or sending (the dispatch loop sends them). */
 async function operatorDeliveriesSettled(app: DemiurgeApp, sessions: ReadonlySet<string>): Promise<void> {
-  const reader = app.store.projection(outboxProjector.name);
+  const reader = outboxReader(app.store);
   for (;;) {
     let pending = false;
     for (const sessionId of sessions) {
-      const entries = await reader.list<SessionDeliveryEntry & { deliveryId: string }>(OutboxCollections.bySession, {
-        prefix: sessionDeliveriesPrefix(sessionId),
-      });
+      const entries = await reader.ofSession(sessionId);
       for (const entry of entries) {
         if (!IN_FLIGHT_DELIVERY.has(entry.status)) continue;
-        const view = await reader.get<DeliveryView>(OutboxCollections.deliveries, entry.deliveryId);
+        const view = await reader.get(entry.deliveryId);
         if (view?.channel === 'operator') pending = true;
       }
     }
