@@ -6,16 +6,19 @@ import {
   type OperatorEvent,
   operatorEventsFrom,
   operatorSocketPath,
+  type StatusResult,
   serveStdio,
   serveUnixSocket,
 } from '@demiurge/operator';
+import type { OperatorStatus } from '@demiurge/projector-operator-status';
 import { outboxReader } from '@demiurge/projector-outbox';
-import { runsReader } from '@demiurge/projector-runs';
+import { runsReader, type SessionRunEntry } from '@demiurge/projector-runs';
+import type { SessionView } from '@demiurge/projector-sessions';
 import { taskBoardReader } from '@demiurge/projector-task-board';
 import { merge, mergeMap, type Observable } from 'rxjs';
 import type { DemiurgeApp, Submitted } from './app.js';
 import { HostOperatorSession, type SessionGatewayOptions } from './operator-session/host-operator-session.js';
-import { scheduleOverview } from './schedule-overview.js';
+import { type ScheduleOverview, scheduleOverview } from './schedule-overview.js';
 
 class NoSuchPromptError extends DemiurgeError {
   override readonly name = 'NoSuchPromptError';
@@ -35,6 +38,14 @@ export interface GatewayOptions {
 }
 
 /** The operator gateway's backend over a running host: every answer comes from the store. */
+/** `operator.status` of this host: the protocol's frame with the host's read models. */
+export type HostStatusResult = StatusResult<
+  OperatorStatus,
+  { readonly schedules: readonly ScheduleOverview[]; readonly errors: readonly string[] },
+  SessionView,
+  SessionRunEntry
+>;
+
 export function createOperatorBackend(app: DemiurgeApp, options: GatewayOptions = {}): OperatorBackend {
   const { runtime } = app;
   /** The principal of a request: the operator client, as its `operator.initialize` named itself. */
@@ -92,9 +103,9 @@ export function createOperatorBackend(app: DemiurgeApp, options: GatewayOptions 
       if (p.session_id) await app.interrupt(p.session_id, reason, by);
       return { ok: true };
     },
-    async status(p) {
+    async status(p): Promise<HostStatusResult> {
       const live = await app.liveRuns();
-      const base = {
+      const base: HostStatusResult = {
         host: { owner: app.owner, closing: app.isClosing, provider: `${app.provider.name}/${app.provider.model}` },
         work: await runtime.host.status(),
         live_runs: live.map((r) => ({ run_id: r.runId, session_id: r.sessionId, status: r.status, owner: r.owner })),

@@ -9,7 +9,13 @@ export {
 } from './completion-turns.js';
 export { ConfigError, type ConfigOverrides, configPath, HostConfig, loadConfig } from './config.js';
 export { describeFailure } from './describe-failure.js';
-export { createOperatorBackend, type GatewayOptions, serveGatewaySocket, serveGatewayStdio } from './gateway.js';
+export {
+  createOperatorBackend,
+  type GatewayOptions,
+  type HostStatusResult,
+  serveGatewaySocket,
+  serveGatewayStdio,
+} from './gateway.js';
 export { hostIdentity, isHostAlive } from './host-identity.js';
 export {
   createLogger,
