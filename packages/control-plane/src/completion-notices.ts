@@ -8,16 +8,8 @@ import {
   type WorkEventType,
   workLifecycle,
 } from '@demiurge/lifecycle';
-import { TaskBoardCollections, type TaskView, taskBoardProjector } from '@demiurge/projector-task-board';
-import {
-  type ClaimableEntry,
-  claimableByKindPrefix,
-  type LeaseEntry,
-  leaseKey,
-  WorkItemCollections,
-  type WorkItemView,
-  workItemsProjector,
-} from '@demiurge/projector-work-items';
+import { type TaskView, taskBoardReader } from '@demiurge/projector-task-board';
+import { claimableByKindPrefix, leaseKey, workItemsReader } from '@demiurge/projector-work-items';
 import { OutOfScopeError } from './errors.js';
 import { WorkKind } from './kinds.js';
 import { loadWork } from './work-aggregate.js';
@@ -137,15 +129,15 @@ const iso = (ms: number) => new Date(ms).toISOString();
  */
 export async function pendingNotices(deps: NoticeDeps, options: { sessionId?: string } = {}): Promise<PendingNotice[]> {
   const now = iso(deps.clock.now());
-  const work = deps.store.projection(workItemsProjector.name);
-  const tasks = deps.store.projection(taskBoardProjector.name);
-  const due = await work.list<ClaimableEntry>(WorkItemCollections.claimableByKind, {
+  const work = workItemsReader(deps.store);
+  const tasks = taskBoardReader(deps.store);
+  const due = await work.claimableByKind.list({
     prefix: claimableByKindPrefix(WorkKind.taskCompletion),
   });
   const candidates = due.filter((e) => e.dueAt <= now).map((e) => e.workId);
   // Leases list by expiry, oldest first: only the expired head can hold a notice nobody works on.
   for (let after: string | undefined; ; ) {
-    const page = await work.list<LeaseEntry>(WorkItemCollections.leases, {
+    const page = await work.leases.list({
       limit: 200,
       ...(after === undefined ? {} : { after }),
     });
@@ -157,10 +149,10 @@ export async function pendingNotices(deps: NoticeDeps, options: { sessionId?: st
   }
   const notices: PendingNotice[] = [];
   for (const workId of candidates) {
-    const item = await work.get<WorkItemView>(WorkItemCollections.items, workId);
+    const item = await work.get(workId);
     const taskId = (item?.payload as { taskId?: string } | null)?.taskId;
     if (!item || !taskId) continue;
-    const task = await tasks.get<TaskView>(TaskBoardCollections.tasks, taskId);
+    const task = await tasks.get(taskId);
     if (!task || (options.sessionId !== undefined && task.sessionId !== options.sessionId)) continue;
     const record = noticeRecords(await deps.store.readStream(taskId), taskId).find((n) => n.workId === workId);
     const outcome = record?.outcome ?? (task.status === 'blocked' ? 'blocked' : (task.status as NoticeOutcome));

@@ -12,9 +12,8 @@ import {
   claimableByKindPrefix,
   claimableKey,
   leaseKey,
-  WorkItemCollections,
   type WorkItemView,
-  workItemsProjector,
+  workItemsReader,
 } from '@demiurge/projector-work-items';
 import { z } from 'zod';
 import { NotClaimableError, NotFoundError, parseSpec, StaleClaimError } from './errors.js';
@@ -150,20 +149,17 @@ export class DurableWorkRuntime {
   async claimDue(options: { kind?: string; limit: number; leaseMs?: number }): Promise<WorkClaim[]> {
     const now = iso(this.options.clock.now());
     const claims: WorkClaim[] = [];
-    const reader = this.options.store.projection(workItemsProjector.name);
+    const reader = workItemsReader(this.options.store);
     const candidates: string[] = [];
     const [collection, prefix] = options.kind
-      ? [WorkItemCollections.claimableByKind, claimableByKindPrefix(options.kind)]
-      : [WorkItemCollections.claimable, ''];
-    const due = await reader.list<{ workId: string; dueAt: string }>(collection, {
+      ? [reader.claimableByKind, claimableByKindPrefix(options.kind)]
+      : [reader.claimable, ''];
+    const due = await collection.list({
       prefix,
       limit: options.limit * 2 + 2,
     });
     for (const entry of due) if (entry.dueAt <= now) candidates.push(entry.workId);
-    const leases = await reader.list<{ workId: string; kind: string; status: string; leaseUntil: string }>(
-      WorkItemCollections.leases,
-      { limit: options.limit * 2 + 2 },
-    );
+    const leases = await reader.leases.list({ limit: options.limit * 2 + 2 });
     for (const lease of leases) {
       if (lease.leaseUntil >= now) break;
       if (lease.status !== 'sending' && (!options.kind || lease.kind === options.kind)) candidates.push(lease.workId);
@@ -255,12 +251,12 @@ export class DurableWorkRuntime {
    */
   async recover(now = this.options.clock.now()): Promise<RecoverReport> {
     const at = iso(now);
-    const reader = this.options.store.projection(workItemsProjector.name);
+    const reader = workItemsReader(this.options.store);
     let rescheduled = 0;
     let unknown = 0;
     let corrupt = 0;
     for (let after: string | undefined; ; ) {
-      const page = await reader.list<{ workId: string; leaseUntil: string }>(WorkItemCollections.leases, {
+      const page = await reader.leases.list({
         limit: 200,
         ...(after === undefined ? {} : { after }),
       });
@@ -274,7 +270,7 @@ export class DurableWorkRuntime {
       after = leaseKey(page[page.length - 1]!.leaseUntil, page[page.length - 1]!.workId);
     }
     for (let after: string | undefined; ; ) {
-      const page = await reader.list<{ workId: string; dueAt: string }>(WorkItemCollections.claimable, {
+      const page = await reader.claimable.list({
         limit: 200,
         ...(after === undefined ? {} : { after }),
       });
@@ -289,9 +285,7 @@ export class DurableWorkRuntime {
 
   /** The work item's read model, or {@link NotFoundError}. */
   async get(workId: string): Promise<WorkItemView> {
-    const view = await this.options.store
-      .projection(workItemsProjector.name)
-      .get<WorkItemView>(WorkItemCollections.items, workId);
+    const view = await workItemsReader(this.options.store).get(workId);
     if (!view) throw new NotFoundError('work item', workId);
     return view;
   }

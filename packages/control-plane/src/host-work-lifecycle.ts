@@ -1,7 +1,7 @@
 import { type Clock, type IdGenerator, IdPrefix } from '@demiurge/contracts';
 import { type AppendStream, commandLoop, type EventStore, loadAggregate, streamAppend } from '@demiurge/event-store';
 import { checkEvents, deliveryLifecycle, taskLifecycle, workLifecycle } from '@demiurge/lifecycle';
-import { OperatorStatusCollections, operatorStatusProjector } from '@demiurge/projector-operator-status';
+import { type OperatorStatus, operatorStatusReader } from '@demiurge/projector-operator-status';
 import {
   assertCompletionScope,
   type CompletionConsumer,
@@ -23,14 +23,8 @@ export interface HostWorkLifecycleOptions {
 }
 
 /** The operator-readable status across work items, tasks and the outbox. */
-export interface OperatorStatus {
-  /** `work/<kind>/<status>`, `task/<kind>/<status>`, `delivery/<channel>/<status>` → count. */
-  readonly counts: Record<string, number>;
-  readonly running: readonly unknown[];
-  readonly pendingCompletions: readonly unknown[];
-  readonly needsOperator: readonly unknown[];
-  readonly lastError: unknown;
-}
+/** One operator-readable view across work items, tasks and the outbox (the `operator-status` projection). */
+export type { OperatorStatus };
 
 /**
  * The unified lifecycle and observation seam (seed 003 HostWorkLifecycleRuntime): domain methods for
@@ -193,14 +187,6 @@ export class HostWorkLifecycleRuntime {
 
   /** One operator-readable view across work items, tasks and the outbox, with each item's allowed actions. */
   async status(): Promise<OperatorStatus> {
-    const reader = this.options.store.projection(operatorStatusProjector.name);
-    const counts = await reader.entries<number>(OperatorStatusCollections.counts);
-    return {
-      counts: Object.fromEntries(counts.map((c) => [c.id, c.doc])),
-      running: await reader.list(OperatorStatusCollections.running),
-      pendingCompletions: await reader.list(OperatorStatusCollections.pendingCompletions),
-      needsOperator: await reader.list(OperatorStatusCollections.needsOperator),
-      lastError: (await reader.get(OperatorStatusCollections.lastError, 'last')) ?? null,
-    };
+    return operatorStatusReader(this.options.store).status();
   }
 }

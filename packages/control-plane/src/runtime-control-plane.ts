@@ -25,7 +25,7 @@ import {
   taskLifecycle,
   workLifecycle,
 } from '@demiurge/lifecycle';
-import { sessionPrefix, TaskBoardCollections, type TaskView, taskBoardProjector } from '@demiurge/projector-task-board';
+import { type TaskView, taskBoardReader } from '@demiurge/projector-task-board';
 import { z } from 'zod';
 import { completionWorkId, type NoticeOutcome, noticeRecords } from './completion-notices.js';
 import type { DurableWorkRuntime } from './durable-work.js';
@@ -130,23 +130,19 @@ export class RuntimeControlPlane {
 
   /** A task of the session, from the task board (deleted tasks included, for audit). */
   async getTask(ref: TaskRef): Promise<TaskView> {
-    const view = await this.options.store
-      .projection(taskBoardProjector.name)
-      .get<TaskView>(TaskBoardCollections.tasks, ref.taskId);
+    const view = await taskBoardReader(this.options.store).get(ref.taskId);
     if (!view || view.sessionId !== ref.sessionId) throw new NotFoundError('task', ref.taskId);
     return view;
   }
 
   /** The session's tasks, oldest first; deleted ones only with `includeHidden`. */
   async listTasks(sessionId: string, options: ListTasksOptions = {}): Promise<TaskView[]> {
-    const reader = this.options.store.projection(taskBoardProjector.name);
-    const refs = await reader.list<{ taskId: string; hidden: boolean }>(TaskBoardCollections.bySession, {
-      prefix: sessionPrefix(sessionId),
-    });
+    const reader = taskBoardReader(this.options.store);
+    const refs = await reader.ofSession(sessionId);
     const views: TaskView[] = [];
     for (const ref of refs) {
       if (ref.hidden && !options.includeHidden) continue;
-      const view = await reader.get<TaskView>(TaskBoardCollections.tasks, ref.taskId);
+      const view = await reader.get(ref.taskId);
       if (!view) continue;
       if (options.kind && view.kind !== options.kind) continue;
       if (options.status && !options.status.includes(view.status)) continue;

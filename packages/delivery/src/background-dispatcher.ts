@@ -1,3 +1,4 @@
+import { type PollLoop, pollLoop } from '@demiurge/event-store';
 import type { DispatchOutcome } from './claim-dispatch.js';
 import type { DeliveryRuntime } from './delivery-runtime.js';
 
@@ -25,59 +26,36 @@ export interface BackgroundDispatcherOptions {
  * await dispatcher.close();
  */
 export class BackgroundDispatcher {
-  private loop: Promise<void> | undefined;
+  private loop: PollLoop | undefined;
   private closed = false;
-  private woken = false;
-  private wakeUp: (() => void) | undefined;
 
   constructor(private readonly options: BackgroundDispatcherOptions) {}
 
   /** Starts the loop (once; later calls do nothing). */
   start(): this {
     if (this.closed) throw new Error('BackgroundDispatcher: start after close');
-    this.loop ??= this.run();
+    const limit = this.options.limit ?? 16;
+    this.loop ??= pollLoop({
+      intervalMs: this.options.intervalMs ?? 1_000,
+      onError: this.options.onError,
+      round: async () => {
+        const outcomes = await this.options.runtime.dispatchDue({ limit });
+        if (outcomes.length > 0) this.options.onDispatched?.(outcomes);
+        return outcomes.length;
+      },
+      again: (dispatched) => dispatched >= limit,
+    });
     return this;
   }
 
   /** Runs a round now (or right after the current one). */
   wake(): void {
-    this.woken = true;
-    this.wakeUp?.();
+    this.loop?.wake();
   }
 
   /** Stops the loop and waits for the round in flight, so every started send has its outcome recorded. */
   async close(): Promise<void> {
     this.closed = true;
-    this.wakeUp?.();
-    await this.loop;
-  }
-
-  private async run(): Promise<void> {
-    const limit = this.options.limit ?? 16;
-    while (!this.closed) {
-      this.woken = false;
-      let full = false;
-      try {
-        const outcomes = await this.options.runtime.dispatchDue({ limit });
-        if (outcomes.length > 0) this.options.onDispatched?.(outcomes);
-        full = outcomes.length >= limit;
-      } catch (err) {
-        this.options.onError(err);
-      }
-      if (this.closed) break;
-      if (!full && !this.woken) await this.sleep(this.options.intervalMs ?? 1_000);
-    }
-  }
-
-  private sleep(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const done = () => {
-        clearTimeout(timer);
-        this.wakeUp = undefined;
-        resolve();
-      };
-      const timer = setTimeout(done, ms);
-      this.wakeUp = done;
-    });
+    await this.loop?.close();
   }
 }

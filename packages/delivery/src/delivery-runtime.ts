@@ -2,14 +2,7 @@ import type { Clock, DeliveryResolution, EventMeta, IdGenerator } from '@demiurg
 import { type DurableWorkRuntime, loadWork, NotFoundError, WorkKind } from '@demiurge/control-plane';
 import { commandLoop, type EventStore, streamAppend } from '@demiurge/event-store';
 import { checkEvents, deliveryLifecycle, workLifecycle } from '@demiurge/lifecycle';
-import {
-  type DeliveryStatusEntry,
-  type DeliveryView,
-  deliveryStatusKey,
-  deliveryStatusPrefix,
-  OutboxCollections,
-  outboxProjector,
-} from '@demiurge/projector-outbox';
+import { type DeliveryView, deliveryStatusKey, deliveryStatusPrefix, outboxReader } from '@demiurge/projector-outbox';
 import { ClaimDispatch, type DispatchDeps, type DispatchOutcome, syncDelivery } from './claim-dispatch.js';
 import { loadDelivery } from './delivery-aggregate.js';
 import { mirrorEvents } from './delivery-sync.js';
@@ -111,10 +104,10 @@ export class DeliveryRuntime {
   async recover(): Promise<DeliveryRecoverReport> {
     let unknown = 0;
     let resolved = 0;
-    const reader = this.options.store.projection(outboxProjector.name);
+    const byStatus = outboxReader(this.options.store).byStatus;
     for (const status of ['sending', 'unknown'] as const) {
       for (let after: string | undefined; ; ) {
-        const page = await reader.list<DeliveryStatusEntry>(OutboxCollections.byStatus, {
+        const page = await byStatus.list({
           prefix: deliveryStatusPrefix(status),
           limit: 200,
           ...(after === undefined ? {} : { after }),
@@ -188,9 +181,7 @@ export class DeliveryRuntime {
 
   /** The delivery's outbox row, or {@link NotFoundError}. */
   async get(deliveryId: string): Promise<DeliveryView> {
-    const view = await this.options.store
-      .projection(outboxProjector.name)
-      .get<DeliveryView>(OutboxCollections.deliveries, deliveryId);
+    const view = await outboxReader(this.options.store).get(deliveryId);
     if (!view) throw new NotFoundError('delivery', deliveryId);
     return view;
   }

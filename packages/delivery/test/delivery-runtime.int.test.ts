@@ -365,7 +365,7 @@ describe('DeliveryRuntime', () => {
     expect(await rt.delivery.dispatchDue({ limit: 10 })).toEqual([]);
     expect(sink.count(q.deliveryId)).toBe(1);
     expect((await rt.work.get(q.workId)).attempts).toBe(1);
-    const needsOperator = (await rt.host.status()).needsOperator as { aggregate: string; id: string }[];
+    const needsOperator = (await rt.host.status()).needsOperator;
     expect(needsOperator.map((e) => `${e.aggregate}/${e.id}`).sort()).toEqual([
       `delivery/${q.deliveryId}`,
       `work/${q.workId}`,

@@ -1,4 +1,5 @@
 export type { ConnectionOptions, Synchronous } from './connection.js';
+export { assertSqliteFile, readSchemaInfo, type SchemaInfo, snapshotDatabase } from './database-file.js';
 export {
   type ChainBreak,
   type ChainedRow,

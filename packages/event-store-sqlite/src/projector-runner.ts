@@ -1,5 +1,6 @@
 import type { EventRegistry, RecordedEvent } from '@demiurge/contracts';
-import { applyOne, type ProjectionTx, type Projector } from '@demiurge/event-store';
+import type { ProjectionTx, Projector } from '@demiurge/event-store';
+import { applyOne } from '@demiurge/event-store/adapter';
 import type Database from 'better-sqlite3';
 import type { Kysely } from 'kysely';
 import { decodeRow, EVENT_COLUMNS, type EventRow, type LogStatements } from './event-rows.js';

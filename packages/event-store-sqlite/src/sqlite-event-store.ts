@@ -10,20 +10,13 @@ import {
 } from '@demiurge/contracts';
 import {
   type AppendOptions,
-  type AppendPlan,
   type AppendResult,
   type AppendStream,
-  assertDistinctProjectors,
-  catchUpSubscription,
-  checkExpectedVersion,
   DamagedStoreError,
-  eventIdempotencyKey,
   InvalidAppendError,
   type IterateOptions,
-  iterateInBatches,
   type ProjectionReader,
   type Projector,
-  planAppend,
   type ReadAllOptions,
   type ReadStreamOptions,
   type RebuildOptions,
@@ -32,9 +25,18 @@ import {
   StoreClosedError,
   StreamTypeMismatchError,
   type SubscribeOptions,
+} from '@demiurge/event-store';
+import {
+  type AppendPlan,
+  assertDistinctProjectors,
+  catchUpSubscription,
+  checkExpectedVersion,
+  eventIdempotencyKey,
+  iterateInBatches,
+  planAppend,
   selectProjectors,
   toRecorded,
-} from '@demiurge/event-store';
+} from '@demiurge/event-store/adapter';
 import Database from 'better-sqlite3';
 import { Observable } from 'rxjs';
 import { openDatabase } from './connection.js';

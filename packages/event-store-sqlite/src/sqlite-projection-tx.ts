@@ -1,4 +1,5 @@
-import { encodeDocument, type ListOptions, type ProjectionTx } from '@demiurge/event-store';
+import type { ListOptions, ProjectionTx } from '@demiurge/event-store';
+import { encodeDocument } from '@demiurge/event-store/adapter';
 import type Database from 'better-sqlite3';
 import type { Kysely } from 'kysely';
 import type { StoreSchema } from './schema.js';

@@ -1,14 +1,4 @@
 export {
-  type AppendPlan,
-  checkExpectedVersion,
-  eventIdempotencyKey,
-  type PlannedEvent,
-  type PlannedStream,
-  planAppend,
-  toRecorded,
-} from './append-plan.js';
-export { catchUpSubscription, iterateInBatches } from './catch-up.js';
-export {
   backoffDelay,
   commandLoop,
   type Decision,
@@ -50,7 +40,15 @@ export {
   type InMemoryEventStoreOptions,
   type InMemoryLog,
 } from './memory-event-store.js';
-export { encodeDocument, selectIds } from './memory-projection-tx.js';
+export { type PollLoop, type PollLoopOptions, pollLoop } from './poll-loop.js';
+export {
+  dumpProjections,
+  type ProjectionSource,
+  type ProjectionSummary,
+  summarizeProjections,
+  type TypedCollection,
+  typedCollection,
+} from './projection-readers.js';
 export {
   defineProjector,
   type ListOptions,
@@ -60,4 +58,3 @@ export {
   type ProjectorCheckpoint,
   type ProjectorDefinition,
 } from './projector.js';
-export { applyOne, assertDistinctProjectors, selectProjectors } from './projector-set.js';

@@ -48,6 +48,13 @@ export {
   StatusParams,
   SubmitParams,
 } from './operator-params.js';
+export type {
+  HistoryEntry,
+  HistoryResult,
+  LiveRunStatus,
+  OpenApprovalStatus,
+  StatusResult,
+} from './operator-results.js';
 export {
   BUILD_STAMP,
   type OperatorSession,

@@ -10,6 +10,7 @@ import type {
   StatusParams,
   SubmitParams,
 } from './operator-params.js';
+import type { HistoryResult, StatusResult } from './operator-results.js';
 import type { OperatorSession, SessionOpen } from './operator-session.js';
 
 /** What a successful `operator.submit` returns: where the input went. */
@@ -50,8 +51,8 @@ export interface OperatorBackend {
   replyApproval(p: ReplyApprovalParams, caller?: OperatorCaller): Promise<Ack>;
   interrupt(p: InterruptParams, caller?: OperatorCaller): Promise<Ack>;
   cancel(p: CancelParams, caller?: OperatorCaller): Promise<Ack>;
-  status(p: StatusParams, caller?: OperatorCaller): Promise<unknown>;
-  history(p: HistoryParams, caller?: OperatorCaller): Promise<unknown>;
+  status(p: StatusParams, caller?: OperatorCaller): Promise<StatusResult>;
+  history(p: HistoryParams, caller?: OperatorCaller): Promise<HistoryResult>;
   shutdown(p: ShutdownParams, caller?: OperatorCaller): Promise<Ack>;
   /**
    * Binds a connection that initialized with the original handshake (no `client`) to one session: the

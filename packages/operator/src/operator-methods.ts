@@ -11,6 +11,7 @@ import {
   StatusParams,
   SubmitParams,
 } from './operator-params.js';
+import type { HistoryResult, StatusResult } from './operator-results.js';
 
 /** The result of `operator.initialize`; `session` is the attached session's status when one was asked for. */
 export interface InitializeResult {
@@ -27,8 +28,8 @@ export interface OperatorMethods {
   'operator.reply_approval': { params: z.input<typeof ReplyApprovalParams>; result: Ack };
   'operator.interrupt': { params: z.input<typeof InterruptParams>; result: Ack };
   'operator.cancel': { params: z.input<typeof CancelParams>; result: Ack };
-  'operator.status': { params: z.input<typeof StatusParams>; result: unknown };
-  'operator.history': { params: z.input<typeof HistoryParams>; result: unknown };
+  'operator.status': { params: z.input<typeof StatusParams>; result: StatusResult };
+  'operator.history': { params: z.input<typeof HistoryParams>; result: HistoryResult };
   'operator.shutdown': { params: z.input<typeof ShutdownParams>; result: Ack };
 }
 

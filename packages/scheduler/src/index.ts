@@ -34,6 +34,7 @@ export {
   slotKey,
 } from './schedule-instance.view.js';
 export { scheduleInstancesProjector } from './schedule-instances.projector.js';
+export { type ScheduleInstancesReader, scheduleInstancesReader } from './schedule-instances.reader.js';
 export {
   SchedulerRuntime,
   type SchedulerRuntimeOptions,

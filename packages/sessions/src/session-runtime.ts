@@ -11,14 +11,7 @@ import {
 import { NotFoundError, parseSpec } from '@demiurge/control-plane';
 import { type AppendOptions, type AppendStream, commandLoop, type EventStore } from '@demiurge/event-store';
 import { checkEvents, type SessionEventType, sessionLifecycle } from '@demiurge/lifecycle';
-import {
-  bindingKey,
-  SessionCollections,
-  type SessionView,
-  sessionsProjector,
-  type TranscriptEntry,
-  transcriptKey,
-} from '@demiurge/projector-sessions';
+import { bindingKey, type SessionView, sessionsReader, type TranscriptEntry } from '@demiurge/projector-sessions';
 import { z } from 'zod';
 
 export const CreateSessionSpec = z.object({
@@ -79,7 +72,7 @@ export class SessionRuntime {
     options: { title?: string; mode?: SessionMode } = {},
   ): Promise<{ session: SessionView; created: boolean }> {
     const parsed = parseSpec('channel binding', ChannelBinding, binding);
-    const existing = await this.reader().get<string>(SessionCollections.bindings, bindingKey(parsed));
+    const existing = await this.reader().boundSession(parsed);
     if (existing) return { session: await this.get(existing), created: false };
     const sessionId = this.options.ids.next(IdPrefix.session);
     const title = options.title ?? `${parsed.channel} ${parsed.conversationKey}`;
@@ -151,13 +144,13 @@ export class SessionRuntime {
   }
 
   async get(sessionId: string): Promise<SessionView> {
-    const view = await this.reader().get<SessionView>(SessionCollections.sessions, sessionId);
+    const view = await this.reader().get(sessionId);
     if (!view) throw new NotFoundError('session', sessionId);
     return view;
   }
 
   async list(options: { includeArchived?: boolean } = {}): Promise<SessionView[]> {
-    const all = await this.reader().list<SessionView>(SessionCollections.sessions);
+    const all = await this.reader().all();
     return options.includeArchived ? all : all.filter((s) => s.status === 'active');
   }
 
@@ -167,9 +160,7 @@ export class SessionRuntime {
    */
   async history(sessionId: string, options: { forModel?: boolean; limit?: number } = {}): Promise<TranscriptEntry[]> {
     await this.get(sessionId);
-    const entries = await this.reader().list<TranscriptEntry>(SessionCollections.messages, {
-      prefix: transcriptKey(sessionId, ''),
-    });
+    const entries = await this.reader().transcript(sessionId);
     const kept = options.forModel ? entries.filter((e) => e.visibility === 'persist') : entries;
     return options.limit === undefined ? kept : kept.slice(-options.limit);
   }
@@ -223,6 +214,6 @@ export class SessionRuntime {
   }
 
   private reader() {
-    return this.options.store.projection(sessionsProjector.name);
+    return sessionsReader(this.options.store);
   }
 }

@@ -3,13 +3,7 @@ import { type Actor, type Clock, type EventMeta, type IdGenerator, IdPrefix } fr
 import { NotFoundError } from '@demiurge/control-plane';
 import { type AppendStream, commandLoop, type EventStore, loadAggregate, streamAppend } from '@demiurge/event-store';
 import { type ApprovalEventType, approvalLifecycle, checkEvents } from '@demiurge/lifecycle';
-import {
-  type ApprovalEntry,
-  type ApprovalView,
-  RunsCollections,
-  runsProjector,
-  sessionPrefix,
-} from '@demiurge/projector-runs';
+import { type ApprovalView, runsReader } from '@demiurge/projector-runs';
 import { normalizeArguments } from './policy.js';
 
 export interface ApprovalRequestSpec {
@@ -96,23 +90,21 @@ export class ApprovalRuntime {
   }
 
   async get(approvalId: string): Promise<ApprovalView> {
-    const view = await this.reader().get<ApprovalView>(RunsCollections.approvals, approvalId);
+    const view = await this.reader().approval(approvalId);
     if (!view) throw new NotFoundError('approval', approvalId);
     return view;
   }
 
   /** Open (requested or granted) approvals, optionally of one session. */
   async listOpen(sessionId?: string): Promise<ApprovalView[]> {
-    const open = await this.reader().list<ApprovalEntry & { approvalId: string }>(RunsCollections.openApprovals);
+    const open = await this.reader().openApprovals();
     const views = await Promise.all(open.map((e) => this.get(e.approvalId)));
     return sessionId ? views.filter((v) => v.sessionId === sessionId) : views;
   }
 
   /** Approvals of a session, every status (history). */
   async listForSession(sessionId: string): Promise<ApprovalView[]> {
-    const entries = await this.reader().list<{ approvalId: string }>(RunsCollections.approvalsBySession, {
-      prefix: sessionPrefix(sessionId),
-    });
+    const entries = await this.reader().approvalsOfSession(sessionId);
     return Promise.all(entries.map((e) => this.get(e.approvalId)));
   }
 
@@ -168,6 +160,6 @@ export class ApprovalRuntime {
   }
 
   private reader() {
-    return this.options.store.projection(runsProjector.name);
+    return runsReader(this.options.store);
   }
 }

@@ -1,5 +1,5 @@
 import type { Actor } from '@demiurge/contracts';
-import { RunsCollections, type RunView, runsProjector } from '@demiurge/projector-runs';
+import { runsReader } from '@demiurge/projector-runs';
 import type { RunLease } from '@demiurge/sessions';
 import { admit } from './engine/admission.js';
 import { Cancellation, EngineClosingError } from './engine/cancellation.js';
@@ -172,7 +172,7 @@ export class TurnEngine {
 
   /** The run's latest turn, from the runs read model (turn streams are separate from the run stream). */
   private async currentTurnId(runId: string): Promise<string | undefined> {
-    const view = await this.deps.store.projection(runsProjector.name).get<RunView>(RunsCollections.runs, runId);
+    const view = await runsReader(this.deps.store).get(runId);
     return view?.turnIds.at(-1);
   }
 }

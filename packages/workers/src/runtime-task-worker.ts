@@ -1,11 +1,5 @@
 import { type ListTasksOptions, NotFoundError, type TaskRef } from '@demiurge/control-plane';
-import {
-  type BoardEntry,
-  LOG_TAIL_LINES,
-  TaskBoardCollections,
-  type TaskView,
-  taskBoardProjector,
-} from '@demiurge/projector-task-board';
+import { LOG_TAIL_LINES, type TaskView, taskBoardReader } from '@demiurge/projector-task-board';
 import { cleanupErrorOf, describeCleanupError } from './cleanup-error.js';
 import {
   ExclusiveScopeBusyError,
@@ -145,9 +139,7 @@ export class RuntimeTaskWorker {
 
   /** Starts every created task of a handled kind (of one session, or all), oldest first; refusals are reported. */
   async runSubmitted(options: { sessionId?: string } = {}): Promise<RunSubmittedReport> {
-    const entries = await this.options.store
-      .projection(taskBoardProjector.name)
-      .list<BoardEntry>(TaskBoardCollections.board, options.sessionId ? { prefix: `${options.sessionId}/` } : {});
+    const entries = await taskBoardReader(this.options.store).board(options.sessionId);
     const started: TaskView[] = [];
     const refused: { taskId: string; error: Error }[] = [];
     const created = entries.filter((e) => e.status === 'created' && this.options.handlers[e.kind]);
@@ -243,13 +235,13 @@ export class RuntimeTaskWorker {
    * pid is never signalled), then the task fails with a reason (`owner_lost`). Call it at start, before `start`.
    */
   async recover(): Promise<RecoverReport> {
-    const reader = this.options.store.projection(taskBoardProjector.name);
-    const entries = await reader.list<BoardEntry>(TaskBoardCollections.board);
+    const reader = taskBoardReader(this.options.store);
+    const entries = await reader.board();
     const settled: { taskId: string; message: string }[] = [];
     const skipped: { taskId: string; owner: string | null }[] = [];
     for (const entry of entries) {
       if (!['active', 'waiting', 'blocked'].includes(entry.status) || this.live.has(entry.taskId)) continue;
-      const view = await reader.get<TaskView>(TaskBoardCollections.tasks, entry.taskId);
+      const view = await reader.get(entry.taskId);
       if (!view) continue;
       const owner = view.process?.host ?? view.worker;
       if (owner !== null && owner !== this.host && (await this.hostAlive(owner))) {

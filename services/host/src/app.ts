@@ -1,53 +1,35 @@
-import { mkdirSync, realpathSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
-import { type Actor, type Clock, createIdGenerator, type IdGenerator, systemClock } from '@demiurge/contracts';
+import type { Actor, Clock, IdGenerator } from '@demiurge/contracts';
 import {
   BackgroundDispatcher,
-  createOperatorAdapter,
-  createWebhookAdapter,
   type DeliveryAdapter,
-  DeliveryRuntime,
+  type DeliveryRuntime,
   type OperatorAdapter,
-  SessionInteractionRouter,
 } from '@demiurge/delivery';
-import type { EventStore } from '@demiurge/event-store';
-import { openSqliteEventStore } from '@demiurge/event-store-sqlite';
-import {
-  type DeliveryStatusEntry,
-  deliveryStatusPrefix,
-  OutboxCollections,
-  outboxProjector,
-} from '@demiurge/projector-outbox';
-import { RunsCollections, type RunView, runsProjector } from '@demiurge/projector-runs';
-import { type ModelProvider, providerFromConfig } from '@demiurge/providers';
-import { SchedulerRuntime } from '@demiurge/scheduler';
+import { type PollLoop, pollLoop } from '@demiurge/event-store';
+import type { SqliteEventStore } from '@demiurge/event-store-sqlite';
+import { type DeliveryStatusEntry, deliveryStatusPrefix, outboxReader } from '@demiurge/projector-outbox';
+import { type RunView, runsReader } from '@demiurge/projector-runs';
+import type { ModelProvider } from '@demiurge/providers';
+import type { SchedulerRuntime } from '@demiurge/scheduler';
 import { mayCancelRun, RunNotOwnedError } from '@demiurge/sessions';
-import { type AgentCore, BackgroundWorkRuntime, loadCore } from '@demiurge/slots';
-import { createTurnRuntime, type TurnOutcome, type TurnRuntime } from '@demiurge/turn-engine';
-import { RuntimeTaskWorker, terminalExecHandler, workerTaskKinds } from '@demiurge/workers';
-import { filter, Subject } from 'rxjs';
-import { createAgentSpawnHandler } from './agent-spawn.js';
+import type { AgentCore, BackgroundWorkRuntime } from '@demiurge/slots';
+import type { TurnOutcome, TurnRuntime } from '@demiurge/turn-engine';
+import type { RuntimeTaskWorker } from '@demiurge/workers';
+import type { Subject } from 'rxjs';
 import { COMPLETION_WAKE_EVENTS, type CompletionRound, CompletionTurns } from './completion-turns.js';
-import { type ConfigOverrides, type HostConfig, loadConfig } from './config.js';
+import type { HostConfig } from './config.js';
 import { describeFailure } from './describe-failure.js';
-import { hostIdentity, isHostAlive } from './host-identity.js';
+import { isHostAlive } from './host-identity.js';
+import type { Logger } from './logger.js';
 import { stopOrphanedToolProcesses } from './orphan-processes.js';
-import { hostProjectors } from './projectors.js';
 import { watchRunCommands } from './run-resumer.js';
-import { SCHEDULE_CHANNEL, scheduledRouteOf } from './schedule-delivery.js';
-import { createSlotHooks } from './slot-hooks.js';
+import { createRuntime, type HostRuntime, type OperatorPush, type RuntimeOptions } from './runtime/create-runtime.js';
+import type { HostRouter } from './runtime/host-router.js';
 
-/** The bundled default Agent Core: `agent/` at the repository root. */
-export const DEFAULT_CORE_DIR = resolve(import.meta.dirname, '..', '..', '..', 'agent');
+export { DEFAULT_CORE_DIR, runtimeDir, storePath } from './paths.js';
+export type { OperatorPush } from './runtime/create-runtime.js';
 
-export interface AppOptions {
-  readonly home: string;
-  readonly overrides?: ConfigOverrides;
-  readonly env?: NodeJS.ProcessEnv;
-  readonly clock?: Clock;
-  readonly ids?: IdGenerator;
-  /** This host process; default `<hostname>-<pid>-<random>`. */
-  readonly owner?: string;
+export interface AppOptions extends RuntimeOptions {
   /** Resume runs whose owner is gone, at start (default true). */
   readonly recoverRuns?: boolean;
   /** Poll loops (delivery, scheduler, tasks); default true. Off: callers drive them (tests). */
@@ -81,50 +63,36 @@ export interface Submitted {
   readonly outcome: Promise<TurnOutcome>;
 }
 
-/** Pushes for operator clients that are not projected from the log (deliveries shown to the operator). */
-export interface OperatorPush {
-  readonly event: 'operator.deliver';
-  readonly payload: { delivery_id: string; session_id: string; message_id: string; text: string };
-}
-
 /**
- * The host's routes: every session of this home is served by the host's own adapters (the operator adapter,
- * and the webhook when configured), bound on first use — so deliveries of runs recovered after a restart,
- * or queued before a crash, find their route.
- */
-class HostRouter extends SessionInteractionRouter {
-  private readonly bound = new Set<string>();
-
-  constructor(private readonly adapters: readonly DeliveryAdapter[]) {
-    super();
-  }
-
-  ensure(sessionId: string): void {
-    if (this.bound.has(sessionId)) return;
-    this.bound.add(sessionId);
-    for (const adapter of this.adapters) this.bind(sessionId, adapter);
-  }
-
-  override route(sessionId: string, channel: string) {
-    this.ensure(sessionId);
-    return super.route(sessionId, channel);
-  }
-}
-
-/** A host process's path to its store file. */
-export const storePath = (home: string) => join(home, 'runtime', 'runtime.sqlite3');
-
-/**
- * The Demiurge host (seed 003 DemiurgeApp). `start` validates the configuration, opens the store
- * (fail-stop on a corrupt or newer database), runs recovery — durable work (expired leases, unknown
- * sends), deliveries, runs whose owner is gone — then starts delivery dispatch and the other loops.
- * `close` closes admission first, lets turns drain and releases the rest, drains deliveries and
- * background work, and closes the store; nothing starts after close begins.
+ * The Demiurge host (seed 003 DemiurgeApp) over a wired {@link HostRuntime}. `start` wires one
+ * ({@link createRuntime}), runs recovery — durable work (expired leases, unknown sends), deliveries, runs
+ * whose owner is gone — then starts delivery dispatch and the other loops. `close` closes admission first,
+ * lets turns drain and releases the rest, drains deliveries and background work, and closes the store;
+ * nothing starts after close begins.
  */
 export class DemiurgeApp {
-  readonly pushes$ = new Subject<OperatorPush>();
   /** The detached tasks running in this process that `close` cancelled (set once the worker has closed). */
   tasksCancelledAtClose: Awaited<ReturnType<RuntimeTaskWorker['close']>>['cancelled'] = [];
+  readonly home: string;
+  readonly config: HostConfig;
+  readonly store: SqliteEventStore;
+  /** Sessions, runs, the engine, approvals, the control plane and durable work. */
+  readonly runtime: TurnRuntime;
+  readonly provider: ModelProvider;
+  readonly delivery: DeliveryRuntime;
+  readonly router: HostRouter;
+  readonly operatorAdapter: OperatorAdapter;
+  readonly webhook: DeliveryAdapter | undefined;
+  readonly owner: string;
+  readonly core: AgentCore;
+  readonly workspace: string;
+  readonly clock: Clock;
+  readonly ids: IdGenerator;
+  readonly logger: Logger;
+  readonly worker: RuntimeTaskWorker;
+  readonly scheduler: SchedulerRuntime;
+  readonly background: BackgroundWorkRuntime;
+  readonly pushes$: Subject<OperatorPush>;
   private closing: Promise<void> | undefined;
   private closePhase = 'not closing';
   private readonly turns = new Set<Promise<unknown>>();
@@ -132,199 +100,44 @@ export class DemiurgeApp {
   private dispatcherLoop: { close(): Promise<void> } | undefined;
   private completions: CompletionTurns | undefined;
 
-  private constructor(
-    readonly home: string,
-    readonly config: HostConfig,
-    readonly store: EventStore,
-    readonly runtime: TurnRuntime,
-    readonly provider: ModelProvider,
-    readonly delivery: DeliveryRuntime,
-    readonly router: SessionInteractionRouter,
-    readonly operatorAdapter: OperatorAdapter,
-    private readonly webhook: DeliveryAdapter | undefined,
-    readonly owner: string,
-    readonly core: AgentCore,
-    readonly workspace: string,
-    readonly clock: Clock,
-    readonly worker: RuntimeTaskWorker,
-    readonly scheduler: SchedulerRuntime,
-    readonly background: BackgroundWorkRuntime,
-  ) {}
+  /** A host over a wired runtime; nothing runs until {@link recover} and {@link startLoops} (or use `start`). */
+  constructor(parts: HostRuntime) {
+    this.home = parts.home;
+    this.config = parts.config;
+    this.store = parts.store;
+    this.runtime = parts.turns;
+    this.provider = parts.provider;
+    this.delivery = parts.delivery;
+    this.router = parts.router;
+    this.operatorAdapter = parts.operatorAdapter;
+    this.webhook = parts.webhook;
+    this.owner = parts.owner;
+    this.core = parts.core;
+    this.workspace = parts.workspace;
+    this.clock = parts.clock;
+    this.ids = parts.ids;
+    this.logger = parts.logger;
+    this.worker = parts.worker;
+    this.scheduler = parts.scheduler;
+    this.background = parts.background;
+    this.pushes$ = parts.pushes$;
+  }
 
   /** The Agent Core directory this host runs. */
   get coreDir(): string {
     return this.core.dir;
   }
 
+  /** Wires a runtime ({@link createRuntime}), recovers, and starts the background loops (unless told not to). */
   static async start(options: AppOptions): Promise<DemiurgeApp> {
-    const home = resolve(options.home);
-    const config = loadConfig(home, options.overrides, options.env);
-    mkdirSync(join(home, 'runtime'), { recursive: true, mode: 0o700 });
-    const clock = options.clock ?? systemClock;
-    const ids = options.ids ?? createIdGenerator(clock);
-    const owner = options.owner ?? hostIdentity();
-    const env = options.env ?? process.env;
-    const p = config.provider;
-    const provider = await providerFromConfig(
-      p.name === 'fake'
-        ? {
-            provider: 'fake',
-            ...(p.model ? { model: p.model } : {}),
-            ...(p.fake_script ? { fakeScript: resolve(home, p.fake_script) } : {}),
-          }
-        : {
-            provider: 'openai',
-            ...(p.model ? { model: p.model } : {}),
-            ...(p.base_url ? { baseUrl: p.base_url } : {}),
-            ...(p.timeout_ms ? { timeoutMs: p.timeout_ms } : {}),
-            ...(p.max_retries !== undefined ? { maxRetries: p.max_retries } : {}),
-            ...(p.api_key_env && env[p.api_key_env] ? { apiKey: env[p.api_key_env] } : {}),
-          },
-      { env },
-    );
-    const store = await openSqliteEventStore({
-      path: storePath(home),
-      projectors: hostProjectors,
-      clock,
-      ids,
-      synchronous: config.store.synchronous,
-    });
+    const parts = await createRuntime(options);
     try {
-      const core = await loadCore(resolve(config.core ?? DEFAULT_CORE_DIR));
-      const workspace = realpathSync(resolve(config.workspace ?? process.cwd()));
-      const background = new BackgroundWorkRuntime({
-        onError: (failure) => process.stderr.write(`demiurge: background ${describeFailure(failure)}\n`),
-      });
-      let slotHooks: ReturnType<typeof createSlotHooks> | undefined;
-      let worker: RuntimeTaskWorker | undefined;
-      const runtime = createTurnRuntime({
-        store,
-        clock,
-        ids,
-        owner,
-        provider,
-        workspaceRoot: workspace,
-        runLeaseMs: config.leases.run_ms,
-        onPlanModeWrite: config.plan_mode.on_write,
-        stepBudget: core.limits.stepBudget,
-        taskKinds: workerTaskKinds,
-        delegationLimits: { maxDepth: core.limits.maxDelegationDepth },
-        coreId: core.id,
-        knownSlots: {
-          input: [...core.pipelines.input.serial, ...core.pipelines.input.parallel],
-          output: [...core.pipelines.output.serial, ...core.pipelines.output.parallel],
-        },
-        cancelTask: (ref, reason) => (worker ? worker.cancel(ref, reason) : Promise.resolve()),
-        hooks: {
-          input: (turn) => slotHooks!.input!(turn),
-          output: (turn) => slotHooks!.output!(turn),
-        },
-      });
-      slotHooks = createSlotHooks({
-        store,
-        clock,
-        ids,
-        core,
-        sessions: runtime.sessions,
-        host: runtime.host,
-        background,
-        workspaceRoot: workspace,
-        routeOf: (sessionId) => scheduledRouteOf(store, runtime.sessions, sessionId),
-      });
-      // Slot modules are imported before the first turn, not under load (where a first import can outlast a
-      // short slot timeout). A module that cannot be imported fails its slot runs as before.
-      for (const failure of await slotHooks.preload()) {
-        process.stderr.write(
-          `demiurge: ${describeFailure({ name: `importing slot ${failure.slotId} of core ${core.id}`, error: failure.error })}\n`,
-        );
-      }
-      worker = new RuntimeTaskWorker({
-        store,
-        clock,
-        ids,
-        controlPlane: runtime.controlPlane,
-        host: owner,
-        artifactsDir: join(home, 'runtime', 'artifacts'),
-        graceMs: config.tasks.grace_ms,
-        isHostAlive,
-        handlers: {
-          'terminal.exec': terminalExecHandler,
-          'agent.spawn': createAgentSpawnHandler({
-            sessions: runtime.sessions,
-            engine: () => runtime.engine,
-            coreId: core.id,
-          }),
-        },
-      } as ConstructorParameters<typeof RuntimeTaskWorker>[0]);
-      const scheduler = new SchedulerRuntime({
-        store,
-        clock,
-        ids,
-        host: runtime.host,
-        work: runtime.work,
-        controlPlane: runtime.controlPlane,
-        coreId: core.id,
-        owner,
-        schedules: core.dir,
-        startSession: async (spec) => {
-          const { session } = await runtime.sessions.resolve(
-            { coreId: spec.coreId, channel: SCHEDULE_CHANNEL, conversationKey: spec.fireKey },
-            { title: spec.title },
-          );
-          return { sessionId: session.sessionId };
-        },
-        fire: async (fire) => {
-          const outcome = await runtime.engine.runTurn({
-            sessionId: fire.sessionId,
-            text: fire.prompt,
-            actor: { kind: 'schedule', id: fire.scheduleId },
-          });
-          if (outcome.status === 'interrupted') {
-            throw new Error(
-              'the host closed while the scheduled turn ran; the next host start resumes the turn (its answer is recorded in the fire session)',
-            );
-          }
-          if (outcome.status !== 'completed')
-            throw new Error(`the scheduled turn ended ${outcome.status}: ${outcome.text}`);
-          return { summary: outcome.text };
-        },
-      });
-      const operatorAdapter = createOperatorAdapter();
-      const webhook = config.delivery.webhook
-        ? createWebhookAdapter({ url: config.delivery.webhook.url, timeoutMs: config.delivery.webhook.timeout_ms })
-        : undefined;
-      const router = new HostRouter([operatorAdapter, ...(webhook ? [webhook] : [])]);
-      const delivery = new DeliveryRuntime({ store, clock, ids, work: runtime.work, router, owner });
-      const app = new DemiurgeApp(
-        home,
-        config,
-        store,
-        runtime,
-        provider,
-        delivery,
-        router,
-        operatorAdapter,
-        webhook,
-        owner,
-        core,
-        workspace,
-        clock,
-        worker,
-        scheduler,
-        background,
-      );
-      operatorAdapter.attach((d) => {
-        app.pushes$.next({
-          event: 'operator.deliver',
-          payload: { delivery_id: d.deliveryId, session_id: d.sessionId, message_id: d.messageId, text: d.text },
-        });
-        return { externalRef: `operator:${d.deliveryId}` };
-      });
+      const app = new DemiurgeApp(parts);
       await app.recover(options.recoverRuns ?? true);
       if (options.background ?? true) app.startLoops(options.completionTurns ?? true);
       return app;
     } catch (err) {
-      await store.close();
+      await parts.store.close();
       throw err;
     }
   }
@@ -383,7 +196,7 @@ export class DemiurgeApp {
       clock: this.clock,
       track: (outcome) => this.track(outcome),
       report: (sessionId, err) => {
-        if (!this.closing) process.stderr.write(`demiurge: completion turn in ${sessionId}: ${err.message}\n`);
+        if (!this.closing) this.logger.error(`completion turn in ${sessionId}: ${err.message}`, { sessionId });
       },
     });
     return this.completions.round();
@@ -391,9 +204,9 @@ export class DemiurgeApp {
 
   /** Live runs (not final) from the runs read model. */
   async liveRuns(): Promise<RunView[]> {
-    const reader = this.store.projection(runsProjector.name);
-    const live = await reader.list<{ runId: string }>(RunsCollections.liveRuns);
-    const views = await Promise.all(live.map((l) => reader.get<RunView>(RunsCollections.runs, l.runId)));
+    const reader = runsReader(this.store);
+    const live = await reader.live();
+    const views = await Promise.all(live.map((l) => reader.get(l.runId)));
     return views.filter((v): v is RunView => v !== undefined);
   }
 
@@ -469,9 +282,7 @@ export class DemiurgeApp {
     if (tasks.length > 0) parts.push(`tasks ${tasks.join(', ')}`);
     let sending: DeliveryStatusEntry[] = [];
     try {
-      sending = await this.store
-        .projection(outboxProjector.name)
-        .list<DeliveryStatusEntry>(OutboxCollections.byStatus, { prefix: deliveryStatusPrefix('sending') });
+      sending = await outboxReader(this.store).byStatus.list({ prefix: deliveryStatusPrefix('sending') });
     } catch {
       // the store is closed already: nothing is being sent
     }
@@ -482,7 +293,7 @@ export class DemiurgeApp {
   }
 
   private bindRoutes(sessionId: string): void {
-    (this.router as HostRouter).ensure(sessionId);
+    this.router.ensure(sessionId);
   }
 
   private track(promise: Promise<unknown>): void {
@@ -490,10 +301,20 @@ export class DemiurgeApp {
     void promise.finally(() => this.turns.delete(promise)).catch(() => undefined);
   }
 
-  private async recover(resumeRuns: boolean): Promise<void> {
+  /**
+   * Recovery at start: expired leases and unknown sends of durable work, deliveries, tool processes a killed
+   * host left running, detached tasks whose owner is gone and (with `resumeRuns`) runs whose owner is gone.
+   */
+  async recover(resumeRuns: boolean): Promise<void> {
     await this.runtime.work.recover(this.clock.now());
     await this.delivery.recover();
-    await this.stopOrphans();
+    // Foreground tool processes (`shell`) a killed host left running: verified by start marker first, each
+    // stop recorded as `tool_call.process_stopped`.
+    await stopOrphanedToolProcesses(this.store, {
+      isHostAlive,
+      graceMs: this.config.tasks.grace_ms,
+      owner: this.owner,
+    });
     await this.worker.recover();
     if (!resumeRuns) return;
     const now = new Date(this.clock.now()).toISOString();
@@ -502,25 +323,15 @@ export class DemiurgeApp {
       const ownerGone = ownerDead || !run.leaseUntil || run.leaseUntil < now || run.owner === null;
       if (!ownerGone || run.status === 'paused') continue;
       const resumed = this.runtime.engine.resume(run.runId, undefined, { ownerDead }).catch((err: Error) => {
-        process.stderr.write(`demiurge: recovering run ${run.runId}: ${err.message}\n`);
+        this.logger.error(`recovering run ${run.runId}: ${err.message}`, { runId: run.runId });
       });
       this.track(resumed);
     }
   }
 
-  /**
-   * Stops foreground tool processes (`shell`) a killed host left running: verified by start marker first,
-   * each stop recorded as `tool_call.process_stopped`.
-   */
-  private async stopOrphans(): Promise<void> {
-    await stopOrphanedToolProcesses(this.store, {
-      isHostAlive,
-      graceMs: this.config.tasks.grace_ms,
-      owner: this.owner,
-    });
-  }
-
-  private startLoops(completionTurns: boolean): void {
+  /** Starts the background loops: run commands, delivery dispatch, submitted tasks, completions, the scheduler. */
+  startLoops(completionTurns: boolean): void {
+    const { logger } = this;
     const commands = watchRunCommands({
       store: this.store,
       engine: this.runtime.engine,
@@ -530,14 +341,13 @@ export class DemiurgeApp {
       isHostAlive,
       closing: () => this.isClosing,
       track: (outcome) => this.track(outcome),
-      onError: (runId, error) =>
-        process.stderr.write(`demiurge: ${describeFailure({ name: `continuing run ${runId}`, error })}\n`),
+      onError: (runId, error) => logger.error(describeFailure({ name: `continuing run ${runId}`, error }), { runId }),
     });
     this.loops.push({ close: async () => commands.close() });
     const dispatcher = new BackgroundDispatcher({
       runtime: this.delivery,
       intervalMs: this.config.delivery.poll_ms,
-      onError: (error) => process.stderr.write(`demiurge: ${describeFailure({ name: 'delivery', error })}\n`),
+      onError: (error) => logger.error(describeFailure({ name: 'delivery', error })),
     });
     dispatcher.start();
     this.loops.push(dispatcher);
@@ -547,49 +357,24 @@ export class DemiurgeApp {
       this.loops.push(this.every(1_000, () => this.deliverCompletions(), 'completions', COMPLETION_WAKE_EVENTS));
     }
     if (this.config.scheduler.enabled) {
-      this.loops.push(
-        this.every(
-          this.config.scheduler.tick_ms,
-          async () => {
-            await this.scheduler.tick();
-            for (const fire of await this.scheduler.runDue({ limit: 4 })) {
-              if (fire.outcome === 'error')
-                process.stderr.write(`demiurge: schedule ${fire.scheduleId}: ${String(fire.cause)}\n`);
-            }
-          },
-          'scheduler',
-        ),
-      );
+      const round = async () => {
+        await this.scheduler.tick();
+        for (const fire of await this.scheduler.runDue({ limit: 4 })) {
+          if (fire.outcome === 'error') logger.error(`schedule ${fire.scheduleId}: ${String(fire.cause)}`);
+        }
+      };
+      this.loops.push(this.every(this.config.scheduler.tick_ms, round, 'scheduler'));
     }
   }
 
-  /** A background loop: `round` every `ms` (and at once on any of `wakeOn`), one round at a time. */
-  private every(ms: number, round: () => Promise<unknown>, name: string, wakeOn: string[] = []) {
-    let stopped = false;
-    let running: Promise<unknown> = Promise.resolve();
-    let timer: NodeJS.Timeout | undefined;
-    const run = () => {
-      if (stopped) return;
-      clearTimeout(timer);
-      running = running
-        .then(round)
-        .catch((error: unknown) => process.stderr.write(`demiurge: ${describeFailure({ name, error })}\n`))
-        .finally(() => {
-          if (!stopped) timer = setTimeout(run, ms);
-        });
-    };
-    const sub = this.store.events$.pipe(filter((e) => wakeOn.includes(e.type))).subscribe(() => setImmediate(run));
-    timer = setTimeout(run, 0);
-    return {
-      async close() {
-        stopped = true;
-        clearTimeout(timer);
-        sub.unsubscribe();
-        await running;
-      },
-    };
+  /** A background loop of this host: `round` every `ms` (and at once on any of `wakeOn`), one round at a time. */
+  private every(ms: number, round: () => Promise<unknown>, name: string, wakeOn: readonly string[] = []): PollLoop {
+    return pollLoop({
+      round,
+      intervalMs: ms,
+      events$: this.store.events$,
+      wakeOn,
+      onError: (error) => this.logger.error(describeFailure({ name, error })),
+    });
   }
 }
-
-/** The directory the store of a home lives in. */
-export const runtimeDir = (home: string) => dirname(storePath(home));

@@ -1,6 +1,6 @@
 import type { EventStore } from '@demiurge/event-store';
-import { type LiveRunEntry, RunsCollections, type RunView, runsProjector } from '@demiurge/projector-runs';
-import { TaskBoardCollections, type TaskView, taskBoardProjector } from '@demiurge/projector-task-board';
+import { runsReader } from '@demiurge/projector-runs';
+import { taskBoardReader } from '@demiurge/projector-task-board';
 import type { TurnRuntime } from '@demiurge/turn-engine';
 
 /** The events that wake the completion loop: a notice is ready, or a session may have become idle. */
@@ -70,7 +70,7 @@ export class CompletionTurns {
       if (!(n.outcome === 'cancelled' && (await this.cancelledWithItsRun(n.taskId)))) wakes.add(n.sessionId);
     }
     if (bySession.size === 0) return { started: [], deferred: [], settled, quiet: [] };
-    const live = await this.deps.store.projection(runsProjector.name).list<LiveRunEntry>(RunsCollections.liveRuns);
+    const live = await runsReader(this.deps.store).live();
     const withLiveRun = new Set(live.map((r) => r.sessionId));
     const started: string[] = [];
     const deferred: string[] = [];
@@ -105,11 +105,9 @@ export class CompletionTurns {
 
   /** Whether the task was cancelled as part of cancelling the run that started it. */
   private async cancelledWithItsRun(taskId: string): Promise<boolean> {
-    const task = await this.deps.store
-      .projection(taskBoardProjector.name)
-      .get<TaskView>(TaskBoardCollections.tasks, taskId);
+    const task = await taskBoardReader(this.deps.store).get(taskId);
     if (!task?.runId || task.status !== 'cancelled') return false;
-    const run = await this.deps.store.projection(runsProjector.name).get<RunView>(RunsCollections.runs, task.runId);
+    const run = await runsReader(this.deps.store).get(task.runId);
     return run?.status === 'cancelled' || run?.status === 'cancelling';
   }
 }

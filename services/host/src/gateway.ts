@@ -6,21 +6,19 @@ import {
   type OperatorEvent,
   operatorEventsFrom,
   operatorSocketPath,
+  type StatusResult,
   serveStdio,
   serveUnixSocket,
 } from '@demiurge/operator';
-import {
-  type DeliveryView,
-  OutboxCollections,
-  outboxProjector,
-  type SessionDeliveryEntry,
-  sessionDeliveriesPrefix,
-} from '@demiurge/projector-outbox';
-import { RunsCollections, runsProjector } from '@demiurge/projector-runs';
+import type { OperatorStatus } from '@demiurge/projector-operator-status';
+import { outboxReader } from '@demiurge/projector-outbox';
+import { runsReader, type SessionRunEntry } from '@demiurge/projector-runs';
+import type { SessionView } from '@demiurge/projector-sessions';
+import { taskBoardReader } from '@demiurge/projector-task-board';
 import { merge, mergeMap, type Observable } from 'rxjs';
 import type { DemiurgeApp, Submitted } from './app.js';
-import { HostOperatorSession, type SessionGatewayOptions } from './operator-session.js';
-import { scheduleOverview } from './schedule-overview.js';
+import { HostOperatorSession, type SessionGatewayOptions } from './operator-session/host-operator-session.js';
+import { type ScheduleOverview, scheduleOverview } from './schedule-overview.js';
 
 class NoSuchPromptError extends DemiurgeError {
   override readonly name = 'NoSuchPromptError';
@@ -40,6 +38,14 @@ export interface GatewayOptions {
 }
 
 /** The operator gateway's backend over a running host: every answer comes from the store. */
+/** `operator.status` of this host: the protocol's frame with the host's read models. */
+export type HostStatusResult = StatusResult<
+  OperatorStatus,
+  { readonly schedules: readonly ScheduleOverview[]; readonly errors: readonly string[] },
+  SessionView,
+  SessionRunEntry
+>;
+
 export function createOperatorBackend(app: DemiurgeApp, options: GatewayOptions = {}): OperatorBackend {
   const { runtime } = app;
   /** The principal of a request: the operator client, as its `operator.initialize` named itself. */
@@ -90,16 +96,16 @@ export function createOperatorBackend(app: DemiurgeApp, options: GatewayOptions 
         await runtime.engine.cancel(p.run_id, reason, by);
       }
       if (p.task_id) {
-        const task = await app.store.projection('task-board').get<{ sessionId: string }>('tasks', p.task_id);
+        const task = await taskBoardReader(app.store).get(p.task_id);
         if (!task) throw new NotFoundError('task', p.task_id);
         await app.cancelTask({ sessionId: task.sessionId, taskId: p.task_id }, reason);
       }
       if (p.session_id) await app.interrupt(p.session_id, reason, by);
       return { ok: true };
     },
-    async status(p) {
+    async status(p): Promise<HostStatusResult> {
       const live = await app.liveRuns();
-      const base = {
+      const base: HostStatusResult = {
         host: { owner: app.owner, closing: app.isClosing, provider: `${app.provider.name}/${app.provider.model}` },
         work: await runtime.host.status(),
         live_runs: live.map((r) => ({ run_id: r.runId, session_id: r.sessionId, status: r.status, owner: r.owner })),
@@ -117,9 +123,7 @@ export function createOperatorBackend(app: DemiurgeApp, options: GatewayOptions 
       };
       if (!p.session_id) return base;
       const session = await runtime.sessions.get(p.session_id);
-      const runs = await app.store
-        .projection(runsProjector.name)
-        .list<{ runId: string; status: string }>(RunsCollections.runsBySession, { prefix: `${p.session_id}/` });
+      const runs = await runsReader(app.store).ofSession(p.session_id);
       return { ...base, session, runs };
     },
     async history(p) {
@@ -172,16 +176,14 @@ const IN_FLIGHT_DELIVERY = new Set(['queued', 'sending']);
 
 /** Waits until no operator delivery of `sessions` is queued or sending (the dispatch loop sends them). */
 async function operatorDeliveriesSettled(app: DemiurgeApp, sessions: ReadonlySet<string>): Promise<void> {
-  const reader = app.store.projection(outboxProjector.name);
+  const reader = outboxReader(app.store);
   for (;;) {
     let pending = false;
     for (const sessionId of sessions) {
-      const entries = await reader.list<SessionDeliveryEntry & { deliveryId: string }>(OutboxCollections.bySession, {
-        prefix: sessionDeliveriesPrefix(sessionId),
-      });
+      const entries = await reader.ofSession(sessionId);
       for (const entry of entries) {
         if (!IN_FLIGHT_DELIVERY.has(entry.status)) continue;
-        const view = await reader.get<DeliveryView>(OutboxCollections.deliveries, entry.deliveryId);
+        const view = await reader.get(entry.deliveryId);
         if (view?.channel === 'operator') pending = true;
       }
     }

@@ -1,15 +1,6 @@
 /** An Agent Core (pipelines.yaml, agent.yaml, slot.yaml) that does not load is a configuration error. */
 export { CoreLoadError, loadCore } from '@demiurge/slots';
-export {
-  type AppOptions,
-  DEFAULT_CORE_DIR,
-  DemiurgeApp,
-  type OperatorPush,
-  runtimeDir,
-  type SubmitInput,
-  type Submitted,
-  storePath,
-} from './app.js';
+export { type AppOptions, DemiurgeApp, type SubmitInput, type Submitted } from './app.js';
 export {
   COMPLETION_RETRY_MS,
   COMPLETION_WAKE_EVENTS,
@@ -18,8 +9,30 @@ export {
 } from './completion-turns.js';
 export { ConfigError, type ConfigOverrides, configPath, HostConfig, loadConfig } from './config.js';
 export { describeFailure } from './describe-failure.js';
-export { createOperatorBackend, type GatewayOptions, serveGatewaySocket, serveGatewayStdio } from './gateway.js';
+export {
+  createOperatorBackend,
+  type GatewayOptions,
+  type HostStatusResult,
+  serveGatewaySocket,
+  serveGatewayStdio,
+} from './gateway.js';
 export { hostIdentity, isHostAlive } from './host-identity.js';
-export { HostOperatorSession, type SessionGatewayOptions } from './operator-session.js';
+export {
+  createLogger,
+  type LogFields,
+  type Logger,
+  type LoggerOptions,
+  type LogLevel,
+  silentLogger,
+} from './logger.js';
+export { HostOperatorSession, type SessionGatewayOptions } from './operator-session/host-operator-session.js';
+export { DEFAULT_CORE_DIR, runtimeDir, storePath } from './paths.js';
 export { hostProjectors } from './projectors.js';
+export { ADMIN_OWNER, type AdminRuntime, createAdminRuntime } from './runtime/admin-runtime.js';
+export {
+  createRuntime,
+  type HostRuntime,
+  type OperatorPush,
+  type RuntimeOptions,
+} from './runtime/create-runtime.js';
 export { type ScheduleOverview, scheduleOverview } from './schedule-overview.js';

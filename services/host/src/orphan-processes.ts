@@ -2,7 +2,7 @@ import type { EventData, ToolCallProcessStarted } from '@demiurge/contracts';
 import { commandLoop, loadAggregate, streamAppend } from '@demiurge/control-plane';
 import type { EventStore } from '@demiurge/event-store';
 import { checkEvents, toolCallLifecycle } from '@demiurge/lifecycle';
-import { RunsCollections, runsProjector, type ToolCallView } from '@demiurge/projector-runs';
+import { runsReader } from '@demiurge/projector-runs';
 import { currentBootId, parseStartMarker, stopTree } from '@demiurge/workers';
 
 /** One orphaned foreground process group the host start stopped. */
@@ -27,7 +27,7 @@ export async function stopOrphanedToolProcesses(
 ): Promise<StoppedOrphan[]> {
   const boot = currentBootId();
   if (boot === undefined) return []; // no start markers to check on this platform: never signal blind
-  const reader = store.projection(runsProjector.name);
+  const reader = runsReader(store);
   const stopped: StoppedOrphan[] = [];
   const records = await store.readAll({ types: ['tool_call.process_started', 'tool_call.process_stopped'] });
   const done = new Set(records.filter((e) => e.type === 'tool_call.process_stopped').map((e) => e.streamId));
@@ -35,7 +35,7 @@ export async function stopOrphanedToolProcesses(
     if (event.type !== 'tool_call.process_started' || done.has(event.streamId)) continue;
     const p = event.data as EventData<typeof ToolCallProcessStarted>;
     if (parseStartMarker(p.startMarker)?.bootId !== boot || options.isHostAlive(p.host)) continue;
-    const call = await reader.get<ToolCallView>(RunsCollections.toolCalls, p.toolCallId);
+    const call = await reader.toolCall(p.toolCallId);
     if (call && call.status !== 'started' && call.status !== 'unknown') continue;
     const report = await stopTree(
       { spawnId: p.spawnId, host: p.host, pid: p.pid, pgid: p.pgid, platform: p.platform, startMarker: p.startMarker },

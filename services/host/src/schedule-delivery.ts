@@ -1,10 +1,5 @@
 import type { EventStore } from '@demiurge/event-store';
-import {
-  ScheduleInstanceCollections,
-  type ScheduleInstanceView,
-  scheduleInstancesProjector,
-  slotKey,
-} from '@demiurge/scheduler';
+import { scheduleInstancesReader } from '@demiurge/scheduler';
 import type { SessionRuntime } from '@demiurge/sessions';
 import type { SessionDeliveryRoute } from '@demiurge/slots';
 
@@ -28,11 +23,13 @@ export async function scheduledRouteOf(
   const dueCut = key.lastIndexOf('/');
   const scheduleCut = key.lastIndexOf('/', dueCut - 1);
   if (dueCut < 0 || scheduleCut < 0) return null;
-  const prefix = `${slotKey(key.slice(0, scheduleCut), key.slice(scheduleCut + 1, dueCut), key.slice(dueCut + 1))}/`;
-  const reader = store.projection(scheduleInstancesProjector.name);
-  for (const entry of await reader.list<{ instanceId: string }>(ScheduleInstanceCollections.bySchedule, { prefix })) {
-    const instance = await reader.get<ScheduleInstanceView>(ScheduleInstanceCollections.instances, entry.instanceId);
-    if (instance?.sessionId !== sessionId) continue;
+  const instances = await scheduleInstancesReader(store).ofFire(
+    key.slice(0, scheduleCut),
+    key.slice(scheduleCut + 1, dueCut),
+    key.slice(dueCut + 1),
+  );
+  for (const instance of instances) {
+    if (instance.sessionId !== sessionId) continue;
     const delivery = instance.definition?.delivery;
     if (!delivery) return null;
     return {

@@ -1,12 +1,5 @@
 import type { EventStore } from '@demiurge/event-store';
-import {
-  compileCron,
-  loadSchedules,
-  ScheduleInstanceCollections,
-  type ScheduleInstanceView,
-  scheduleInstancesProjector,
-  wallClock,
-} from '@demiurge/scheduler';
+import { compileCron, loadSchedules, scheduleInstancesReader, wallClock } from '@demiurge/scheduler';
 
 /** One schedule as the operator status shows it: its next fires and its latest past instances. */
 export interface ScheduleOverview {
@@ -30,9 +23,7 @@ export async function scheduleOverview(
   options: { upcoming?: number; past?: number } = {},
 ): Promise<{ schedules: ScheduleOverview[]; errors: string[] }> {
   const { schedules, errors } = await loadSchedules(coreDir);
-  const instances = await store
-    .projection(scheduleInstancesProjector.name)
-    .list<ScheduleInstanceView>(ScheduleInstanceCollections.instances);
+  const instances = await scheduleInstancesReader(store).all();
   return {
     errors: errors.map((e) => e.message),
     schedules: schedules.map((s) => ({

@@ -1,7 +1,7 @@
 import type { Clock, IdGenerator } from '@demiurge/contracts';
 import type { HostWorkLifecycleRuntime } from '@demiurge/control-plane';
 import type { EventStore } from '@demiurge/event-store';
-import { SessionCollections, sessionsProjector, type TranscriptEntry } from '@demiurge/projector-sessions';
+import { sessionsReader, type TranscriptEntry } from '@demiurge/projector-sessions';
 import type { SessionRuntime } from '@demiurge/sessions';
 import {
   type AgentCore,
@@ -141,8 +141,6 @@ export function createSlotHooks(options: SlotHooksOptions): TurnHooks & {
 }
 
 async function turnMessages(store: EventStore, sessionId: string, turnId: string): Promise<TranscriptEntry[]> {
-  const all = await store
-    .projection(sessionsProjector.name)
-    .list<TranscriptEntry>(SessionCollections.messages, { prefix: `${sessionId}/` });
+  const all = await sessionsReader(store).transcript(sessionId);
   return all.filter((m) => m.turnId === turnId);
 }

@@ -93,9 +93,7 @@ describe('the operator gateway on the host', () => {
         'hi there',
         '[fake] hi there',
       ]);
-      const history = (await client.request('operator.history', { session_id: result.session_id })) as {
-        messages: unknown[];
-      };
+      const history = await client.request('operator.history', { session_id: result.session_id });
       expect(history.messages).toHaveLength(2);
 
       await client.close();

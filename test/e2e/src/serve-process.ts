@@ -37,9 +37,9 @@ export interface ServeProcess {
   stop(signal?: NodeJS.Signals): Promise<void>;
 }
 
-/** Starts `demiurge serve --json --home HOME` and resolves once it prints its ready line. */
-export function startServe(home: string, cwd: string = home): Promise<ServeProcess> {
-  const child = spawn(process.execPath, [cliBin, 'serve', '--json', '--home', home], {
+/** Starts `demiurge serve --json --home HOME` (and `extraArgs`) and resolves once it prints its ready line. */
+export function startServe(home: string, cwd: string = home, extraArgs: readonly string[] = []): Promise<ServeProcess> {
+  const child = spawn(process.execPath, [cliBin, 'serve', '--json', '--home', home, ...extraArgs], {
     cwd,
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -1,4 +1,5 @@
 export { operatorStatusProjector } from './operator-status.projector.js';
+export { type OperatorStatus, type OperatorStatusReader, operatorStatusReader } from './operator-status.reader.js';
 export {
   countKey,
   countsPrefix,

@@ -11,3 +11,4 @@ export {
   sessionDeliveryKey,
 } from './delivery.view.js';
 export { outboxProjector } from './outbox.projector.js';
+export { type OutboxReader, outboxReader } from './outbox.reader.js';

@@ -19,6 +19,7 @@ export {
 } from './run.view.js';
 export { RunsCollections, sessionPrefix } from './runs.collections.js';
 export { runsProjector } from './runs.projector.js';
+export { type RunsReader, runsReader } from './runs.reader.js';
 export {
   STEP_KEY_DIGITS,
   stepKey,

@@ -8,3 +8,4 @@ export {
   transcriptKey,
   turnKey,
 } from './sessions.projector.js';
+export { type SessionsReader, sessionsReader } from './sessions.reader.js';

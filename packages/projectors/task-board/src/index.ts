@@ -18,3 +18,4 @@ export {
   type TaskView,
 } from './task.view.js';
 export { taskBoardProjector } from './task-board.projector.js';
+export { type TaskBoardReader, taskBoardReader } from './task-board.reader.js';

@@ -15,3 +15,4 @@ export {
   type WorkItemView,
 } from './work-item.view.js';
 export { workItemsProjector } from './work-items.projector.js';
+export { type WorkItemsReader, workItemsReader } from './work-items.reader.js';

@@ -83,17 +83,6 @@ async function withGateway<T>(
   return { result, via: 'store' };
 }
 
-interface StatusApproval {
-  approval_id: string;
-  session_id: string;
-  run_id?: string | null;
-  tool: string | null;
-  arguments?: unknown;
-  reason?: string | null;
-  status: string;
-  expires_at: string | null;
-}
-
 function fromView(v: ApprovalView): OpenApproval {
   return {
     approvalId: v.approvalId,
@@ -113,7 +102,7 @@ export async function approvalsList(o: ApprovalsListOptions, io: CommandIo): Pro
   const { result: approvals } = await withGateway(
     paths,
     async (client) => {
-      const status = (await client.request('operator.status')) as { open_approvals: StatusApproval[] };
+      const status = await client.request('operator.status');
       return status.open_approvals
         .filter((a) => !o.session || a.session_id === o.session)
         .map(

@@ -2,7 +2,7 @@ import { fork } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { DemiurgeApp } from '@demiurge/host';
-import { RunsCollections, runsProjector, type ToolCallView } from '@demiurge/projector-runs';
+import { runsReader, type ToolCallView } from '@demiurge/projector-runs';
 import { filter, firstValueFrom } from 'rxjs';
 import type { ExitCode } from '../cli-errors.js';
 import type { HomePaths } from '../home.js';
@@ -47,9 +47,7 @@ export async function demoScenario(paths: HomePaths, options: { json: boolean },
     return { file, app: await DemiurgeApp.start({ home: paths.home, overrides: { workspace, fakeScript: file } }) };
   };
   const toolCalls = async (app: DemiurgeApp, turnId: string) =>
-    (await app.store.projection(runsProjector.name).list<ToolCallView>(RunsCollections.toolCalls)).filter(
-      (c) => c.turnId === turnId,
-    );
+    (await runsReader(app.store).toolCalls()).filter((c) => c.turnId === turnId);
 
   // 1. A turn with tool calls.
   {
@@ -263,9 +261,7 @@ export async function demoScenario(paths: HomePaths, options: { json: boolean },
         await new Promise((r) => setTimeout(r, 50));
       }
       const run = await app.runtime.runs.get(runId);
-      const calls = (
-        await app.store.projection(runsProjector.name).list<ToolCallView>(RunsCollections.toolCalls)
-      ).filter((c) => c.runId === runId);
+      const calls = (await runsReader(app.store).toolCalls()).filter((c) => c.runId === runId);
       const effects = (() => {
         try {
           return readFileSync(join(workspace, 'effects.log'), 'utf8').trim().split('\n').length;

@@ -1,5 +1,5 @@
 import { createIdGenerator, systemClock } from '@demiurge/contracts';
-import type { SessionView, TranscriptEntry } from '@demiurge/projector-sessions';
+import { sessionsReader } from '@demiurge/projector-sessions';
 import type { HomePaths } from '../home.js';
 import type { CommandIo } from '../io.js';
 import { renderSession, renderSummaries } from '../render.js';
@@ -16,10 +16,10 @@ export async function demoCommand(paths: HomePaths, options: { json: boolean }, 
   try {
     const sessionId = await appendSampleSession(store, createIdGenerator(systemClock));
     const report = await store.rebuild();
-    const sessions = store.projection('sessions');
-    const session = (await sessions.get<SessionView>('sessions', sessionId))!;
-    const transcript = await sessions.list<TranscriptEntry>('messages', { prefix: `${sessionId}/` });
-    const all = await sessions.list<SessionView>('sessions');
+    const sessions = sessionsReader(store);
+    const session = (await sessions.get(sessionId))!;
+    const transcript = await sessions.transcript(sessionId);
+    const all = await sessions.all();
     const summaries = await summarizeProjections(store);
     if (options.json) {
       io.out(

@@ -1,7 +1,7 @@
 import { existsSync, lstatSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { DamagedStoreError, DatabaseNewerThanCodeError } from '@demiurge/event-store';
-import { checkStoreFile, SCHEMA_VERSION, type SqliteEventStore } from '@demiurge/event-store-sqlite';
+import { checkStoreFile, readSchemaInfo, SCHEMA_VERSION, type SqliteEventStore } from '@demiurge/event-store-sqlite';
 import {
   ConfigError,
   CoreLoadError,
@@ -16,7 +16,6 @@ import { coreProblem } from '../core-dir.js';
 import type { HomePaths } from '../home.js';
 import type { CommandIo } from '../io.js';
 import { openRuntimeStore, runtimeProjectors } from '../runtime-store.js';
-import { readSchemaInfo } from '../sqlite-file.js';
 
 export type CheckStatus = 'ok' | 'warn' | 'fail';
 

@@ -171,10 +171,10 @@ function gatewayClient(client: OperatorClient, home: string): TurnClient {
           state: string;
           error?: { code: string; message: string };
         };
-        const history = (await orGone(
+        const history = await orGone(
           client.request('operator.history', { session_id: result.session_id }),
           () => ids?.runId,
-        )) as { messages: { role: string; text: string; turn_id?: string }[] };
+        );
         const answer = history.messages.filter((m) => m.turn_id === result.turn_id && m.role === 'assistant').at(-1);
         return {
           sessionId: result.session_id,

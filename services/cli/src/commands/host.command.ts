@@ -13,12 +13,20 @@ const hostOptions = (command: Command): Command =>
     .option('--core <dir>', 'the Agent Core directory (default: the bundled agent/)')
     .option('--workspace <dir>', 'the root of file and shell tools (default: the current directory)');
 
-type Flags = HostFlags & { home?: string; json?: boolean; session?: string; plan?: boolean; wait?: boolean };
+type Flags = HostFlags & {
+  home?: string;
+  json?: boolean;
+  logJson?: boolean;
+  session?: string;
+  plan?: boolean;
+  wait?: boolean;
+};
 
 /** `demiurge serve`, `gateway --stdio`, `run` and `chat` (implementations load on use: `host.ts`). */
 export function registerHost(program: Command, ctx: CommandContext): void {
   hostOptions(program.command('serve').description('run the host daemon with the operator gateway on its unix socket'))
     .addOption(jsonOption())
+    .option('--log-json', "write the host's log to stderr as JSON lines (level, time, msg, fields), info and up")
     .action(action(ctx, async (o: Flags) => (await import('./host.js')).serveCommand(resolveHome(o.home), o, ctx.io)));
 
   hostOptions(

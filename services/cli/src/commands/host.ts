@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { connect } from 'node:net';
 import { createInterface } from 'node:readline';
-import { type ConfigOverrides, DemiurgeApp, serveGatewaySocket, serveGatewayStdio } from '@demiurge/host';
+import { type ConfigOverrides, createLogger, DemiurgeApp, serveGatewaySocket, serveGatewayStdio } from '@demiurge/host';
 import { GatewayAlreadyRunningError, operatorSocketPath } from '@demiurge/operator';
 import { ExitCode } from '../cli-errors.js';
 import { shorten, shortJson } from '../format.js';
@@ -42,13 +42,18 @@ function stopSignal(io: CommandIo, extra?: Promise<unknown>): Promise<string> {
 /** `demiurge serve`: the host daemon with the socket gateway, until SIGINT/SIGTERM or operator.shutdown. */
 export async function serveCommand(
   paths: HomePaths,
-  flags: HostFlags & { json?: boolean },
+  flags: HostFlags & { json?: boolean; logJson?: boolean },
   io: CommandIo,
 ): Promise<ExitCode> {
   // Refused before the host starts: a second host would run recovery beside the serving one.
   const socket = operatorSocketPath(paths.home);
   if (existsSync(socket) && (await accepts(socket))) throw new GatewayAlreadyRunningError(socket);
-  const app = await DemiurgeApp.start({ home: paths.home, overrides: overridesOf(flags) });
+  const app = await DemiurgeApp.start({
+    home: paths.home,
+    overrides: overridesOf(flags),
+    ...(flags.logJson ? { logger: createLogger({ format: 'json', level: 'info' }) } : {}),
+  });
+  if (flags.logJson) app.logger.info('host started', { home: paths.home, owner: app.owner });
   let shutdown!: () => void;
   const requested = new Promise<void>((r) => {
     shutdown = r;

@@ -1,18 +1,7 @@
 import { NotFoundError } from '@demiurge/control-plane';
 import type { EventStore } from '@demiurge/event-store';
-import {
-  type ApprovalEntry,
-  type ApprovalView,
-  type LiveRunEntry,
-  RunsCollections,
-  type RunView,
-  type SessionRunEntry,
-  sessionPrefix,
-  type ToolCallView,
-  type TurnRunEntry,
-  turnPrefix,
-} from '@demiurge/projector-runs';
-import { SessionCollections, type TurnView } from '@demiurge/projector-sessions';
+import { type ApprovalView, type RunView, runsReader, type ToolCallView } from '@demiurge/projector-runs';
+import { sessionsReader, type TurnView } from '@demiurge/projector-sessions';
 import { ADMIN_CLI_ACTOR } from '@demiurge/sessions';
 import { describeLease, orDash, shorten, shortJson, table } from '../format.js';
 import { resolveHome } from '../home.js';
@@ -47,21 +36,17 @@ export interface RunTurn {
 }
 
 async function listRuns(store: EventStore, o: RunsListOptions): Promise<RunView[]> {
-  const reader = store.projection('runs');
+  const reader = runsReader(store);
   let ids: string[] | undefined;
-  if (o.session) {
-    ids = (await reader.list<SessionRunEntry>(RunsCollections.runsBySession, { prefix: sessionPrefix(o.session) })).map(
-      (e) => e.runId,
-    );
-  }
+  if (o.session) ids = (await reader.ofSession(o.session)).map((e) => e.runId);
   if (o.live) {
-    const live = (await reader.list<LiveRunEntry>(RunsCollections.liveRuns)).map((e) => e.runId);
+    const live = (await reader.live()).map((e) => e.runId);
     ids = ids ? ids.filter((id) => live.includes(id)) : live;
   }
-  if (!ids) return reader.list<RunView>(RunsCollections.runs);
+  if (!ids) return reader.all();
   const runs: RunView[] = [];
   for (const id of ids) {
-    const run = await reader.get<RunView>(RunsCollections.runs, id);
+    const run = await reader.get(id);
     if (run) runs.push(run);
   }
   return runs;
@@ -89,15 +74,15 @@ export async function runsList(o: RunsListOptions, io: CommandIo): Promise<void>
 
 /** A run's turns with their tool calls grouped by step (steps in numeric order, calls in request order). */
 async function runTurns(store: EventStore, run: RunView): Promise<RunTurn[]> {
-  const runs = store.projection('runs');
-  const sessions = store.projection('sessions');
+  const runs = runsReader(store);
+  const sessions = sessionsReader(store);
   const turns: RunTurn[] = [];
   for (const turnId of run.turnIds) {
-    const turn = (await sessions.get<TurnView>(SessionCollections.turns, `${run.sessionId}/${turnId}`)) ?? null;
-    const entry = await runs.get<TurnRunEntry>(RunsCollections.turnRuns, turnId);
+    const turn = (await sessions.turn(run.sessionId, turnId)) ?? null;
+    const entry = await runs.turnRun(turnId);
     const steps: { stepId: string; toolCalls: ToolCallView[] }[] = [];
-    for (const id of await runs.list<string>(RunsCollections.toolCallsByTurn, { prefix: turnPrefix(turnId) })) {
-      const call = await runs.get<ToolCallView>(RunsCollections.toolCalls, id);
+    for (const id of await runs.toolCallIdsOfTurn(turnId)) {
+      const call = await runs.toolCall(id);
       if (!call) continue;
       const last = steps[steps.length - 1];
       if (last?.stepId === call.stepId) last.toolCalls.push(call);
@@ -109,19 +94,17 @@ async function runTurns(store: EventStore, run: RunView): Promise<RunTurn[]> {
 }
 
 async function runApprovals(store: EventStore, run: RunView): Promise<ApprovalView[]> {
-  const reader = store.projection('runs');
+  const reader = runsReader(store);
   const out: ApprovalView[] = [];
-  for (const e of await reader.list<ApprovalEntry>(RunsCollections.approvalsBySession, {
-    prefix: sessionPrefix(run.sessionId),
-  })) {
-    const approval = await reader.get<ApprovalView>(RunsCollections.approvals, e.approvalId);
+  for (const e of await reader.approvalsOfSession(run.sessionId)) {
+    const approval = await reader.approval(e.approvalId);
     if (approval?.runId === run.runId) out.push(approval);
   }
   return out;
 }
 
 async function getRun(store: EventStore, id: string): Promise<RunView> {
-  const run = await store.projection('runs').get<RunView>(RunsCollections.runs, id);
+  const run = await runsReader(store).get(id);
   if (!run) throw new NotFoundError('run', id);
   return run;
 }

@@ -1,16 +1,6 @@
 import { NotFoundError } from '@demiurge/control-plane';
-import {
-  RunsCollections,
-  type RunView,
-  sessionPrefix as runsSessionPrefix,
-  type SessionRunEntry,
-} from '@demiurge/projector-runs';
-import {
-  SessionCollections,
-  type SessionView,
-  type TranscriptEntry,
-  type TurnView,
-} from '@demiurge/projector-sessions';
+import { type RunView, runsReader } from '@demiurge/projector-runs';
+import { sessionsReader } from '@demiurge/projector-sessions';
 import { orDash, shorten, table } from '../format.js';
 import { resolveHome } from '../home.js';
 import type { CommandIo } from '../io.js';
@@ -21,7 +11,7 @@ import { withRuntimeStore } from '../runtime-store.js';
 /** `demiurge sessions list`: every session, oldest first. */
 export async function sessionsList(o: JsonOptions, io: CommandIo): Promise<void> {
   await withRuntimeStore(resolveHome(o.home), async (store) => {
-    const sessions = await store.projection('sessions').list<SessionView>(SessionCollections.sessions);
+    const sessions = await sessionsReader(store).all();
     if (o.json) return io.out(JSON.stringify({ sessions }));
     if (sessions.length === 0) return io.out('no sessions');
     for (const line of table(sessions, [
@@ -39,18 +29,16 @@ export async function sessionsList(o: JsonOptions, io: CommandIo): Promise<void>
 /** `demiurge sessions show ID`: the session, its transcript, turns and runs. */
 export async function sessionsShow(id: string, o: JsonOptions, io: CommandIo): Promise<void> {
   await withRuntimeStore(resolveHome(o.home), async (store) => {
-    const reader = store.projection('sessions');
-    const session = await reader.get<SessionView>(SessionCollections.sessions, id);
+    const reader = sessionsReader(store);
+    const session = await reader.get(id);
     if (!session) throw new NotFoundError('session', id);
-    const transcript = await reader.list<TranscriptEntry>(SessionCollections.messages, { prefix: `${id}/` });
-    const turns = await reader.list<TurnView>(SessionCollections.turns, { prefix: `${id}/` });
-    const runsReader = store.projection('runs');
-    const entries = await runsReader.list<SessionRunEntry>(RunsCollections.runsBySession, {
-      prefix: runsSessionPrefix(id),
-    });
+    const transcript = await reader.transcript(id);
+    const turns = await reader.turns(id);
+    const runReader = runsReader(store);
+    const entries = await runReader.ofSession(id);
     const runs: RunView[] = [];
     for (const e of entries) {
-      const run = await runsReader.get<RunView>(RunsCollections.runs, e.runId);
+      const run = await runReader.get(e.runId);
       if (run) runs.push(run);
     }
     if (o.json) return io.out(JSON.stringify({ session, transcript, turns, runs }));

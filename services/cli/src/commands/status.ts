@@ -1,8 +1,8 @@
 import type { OperatorStatus } from '@demiurge/control-plane';
 import { DEFAULT_CORE_DIR, type HostConfig, loadConfig, type ScheduleOverview, scheduleOverview } from '@demiurge/host';
 import type { NeedsOperatorEntry } from '@demiurge/projector-operator-status';
-import { type ApprovalEntry, type LiveRunEntry, RunsCollections } from '@demiurge/projector-runs';
-import { SessionCollections, type SessionView } from '@demiurge/projector-sessions';
+import { type ApprovalEntry, type LiveRunEntry, runsReader } from '@demiurge/projector-runs';
+import { sessionsReader } from '@demiurge/projector-sessions';
 import { counts, describeLease, orDash, shorten, table } from '../format.js';
 import type { HomePaths } from '../home.js';
 import type { CommandIo } from '../io.js';
@@ -64,14 +64,14 @@ export async function statusCommand(paths: HomePaths, options: { json: boolean }
   const store = await openRuntimeStore(paths, { mustExist: true, synchronous: config.store.synchronous });
   let report: StatusReport;
   try {
-    const sessions = await store.projection('sessions').list<SessionView>(SessionCollections.sessions);
-    const runsReader = store.projection('runs');
+    const sessions = await sessionsReader(store).all();
+    const runs = runsReader(store);
     const now = Date.now();
-    const live = (await runsReader.list<LiveRunEntry>(RunsCollections.liveRuns)).map((r) => ({
+    const live = (await runs.live()).map((r) => ({
       ...r,
       leaseExpired: r.leaseUntil === null || Date.parse(r.leaseUntil) <= now,
     }));
-    const open = await runsReader.list<ApprovalEntry>(RunsCollections.openApprovals);
+    const open = await runs.openApprovals();
     const operator = await cliRuntime(store).host.status();
     const active = sessions.filter((s) => s.status === 'active').length;
     report = {
@@ -91,7 +91,7 @@ export async function statusCommand(paths: HomePaths, options: { json: boolean }
       deliveries: splitCounts(operator.counts, 'delivery'),
       running: operator.running,
       pendingCompletions: operator.pendingCompletions.length,
-      needsOperator: operator.needsOperator as NeedsOperatorEntry[],
+      needsOperator: operator.needsOperator,
       lastError: operator.lastError,
       schedules: await scheduleOverview(store, config.core ?? DEFAULT_CORE_DIR, now),
     };

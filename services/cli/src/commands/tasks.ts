@@ -1,6 +1,6 @@
 import { NotFoundError, type RuntimeControlPlane, type TaskRef } from '@demiurge/control-plane';
 import type { EventStore } from '@demiurge/event-store';
-import { TaskBoardCollections, type TaskView } from '@demiurge/projector-task-board';
+import { type TaskView, taskBoardReader } from '@demiurge/projector-task-board';
 import { orDash, shorten, table } from '../format.js';
 import { resolveHome } from '../home.js';
 import type { CommandIo } from '../io.js';
@@ -18,7 +18,7 @@ export interface TaskReasonOptions extends JsonOptions {
 }
 
 async function getTask(store: EventStore, id: string): Promise<TaskView> {
-  const task = await store.projection('task-board').get<TaskView>(TaskBoardCollections.tasks, id);
+  const task = await taskBoardReader(store).get(id);
   if (!task) throw new NotFoundError('task', id);
   return task;
 }
@@ -28,9 +28,7 @@ export async function tasksList(o: TasksListOptions, io: CommandIo): Promise<voi
   await withRuntimeStore(resolveHome(o.home), async (store) => {
     const tasks = o.session
       ? await cliRuntime(store).controlPlane.listTasks(o.session, { includeHidden: o.all })
-      : (await store.projection('task-board').list<TaskView>(TaskBoardCollections.tasks)).filter(
-          (t) => o.all || !t.hidden,
-        );
+      : (await taskBoardReader(store).all()).filter((t) => o.all || !t.hidden);
     if (o.json) return io.out(JSON.stringify({ tasks }));
     if (tasks.length === 0) return io.out('no tasks');
     for (const line of table(tasks, [

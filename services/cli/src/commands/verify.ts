@@ -1,13 +1,20 @@
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type ChainHead, type ChainReport, checkStoreFile, openSqliteEventStore } from '@demiurge/event-store-sqlite';
+import { dumpProjections } from '@demiurge/event-store';
+import {
+  type ChainHead,
+  type ChainReport,
+  checkStoreFile,
+  openSqliteEventStore,
+  readSchemaInfo,
+  snapshotDatabase,
+} from '@demiurge/event-store-sqlite';
 import { type LogViolation, verifyLog } from '@demiurge/lifecycle';
 import { ExitCode, UsageError } from '../cli-errors.js';
 import type { HomePaths } from '../home.js';
 import type { CommandIo } from '../io.js';
 import { NoDatabaseError, runtimeProjectors } from '../runtime-store.js';
-import { readSchemaInfo, snapshotDatabase } from '../sqlite-file.js';
 import { checkInvariants, Invariant, type InvariantFinding } from '../verify/invariants.js';
 import { describeDifference, diffProjection, type ProjectionDifference } from '../verify/projection-diff.js';
 
@@ -97,13 +104,11 @@ export async function verifyCommand(
       if (options.head) return printHead(paths.database, chain, options.json, io);
       const log = await verifyLog(store.iterate(), { maxViolations: REPORT_LIMIT });
       const findings = await checkInvariants(store, Date.now());
-      const live = new Map<string, Awaited<ReturnType<ReturnType<typeof store.projection>['dump']>>>();
-      for (const name of store.projectorNames) live.set(name, await store.projection(name).dump());
+      const live = await dumpProjections(store);
       await store.rebuild();
+      const rebuilt = await dumpProjections(store);
       const differences: ProjectionDifference[] = [];
-      for (const name of store.projectorNames) {
-        differences.push(...diffProjection(name, live.get(name)!, await store.projection(name).dump()));
-      }
+      for (const name of store.projectorNames) differences.push(...diffProjection(name, live[name]!, rebuilt[name]!));
       report = {
         ok: chain.ok && log.ok && findings.length === 0 && differences.length === 0,
         database: paths.database,

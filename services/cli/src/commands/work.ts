@@ -1,6 +1,6 @@
 import { NotFoundError } from '@demiurge/control-plane';
 import type { EventStore } from '@demiurge/event-store';
-import { WorkItemCollections, type WorkItemView } from '@demiurge/projector-work-items';
+import { type WorkItemView, workItemsReader } from '@demiurge/projector-work-items';
 import { UsageError } from '../cli-errors.js';
 import { orDash, shortJson, table } from '../format.js';
 import { resolveHome } from '../home.js';
@@ -21,7 +21,7 @@ export interface WorkResolveOptions extends JsonOptions {
 }
 
 async function getWork(store: EventStore, id: string): Promise<WorkItemView> {
-  const item = await store.projection('work-items').get<WorkItemView>(WorkItemCollections.items, id);
+  const item = await workItemsReader(store).get(id);
   if (!item) throw new NotFoundError('work item', id);
   return item;
 }
@@ -29,7 +29,7 @@ async function getWork(store: EventStore, id: string): Promise<WorkItemView> {
 /** `demiurge work list`: every work item, optionally of one kind and status. */
 export async function workList(o: WorkListOptions, io: CommandIo): Promise<void> {
   await withRuntimeStore(resolveHome(o.home), async (store) => {
-    const work = (await store.projection('work-items').list<WorkItemView>(WorkItemCollections.items)).filter(
+    const work = (await workItemsReader(store).all()).filter(
       (w) => (!o.kind || w.kind === o.kind) && (!o.status || w.status === o.status),
     );
     if (o.json) return io.out(JSON.stringify({ work }));

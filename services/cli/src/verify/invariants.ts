@@ -1,12 +1,6 @@
 import type { EventStore } from '@demiurge/event-store';
-import { isRunFinal, type LiveRunEntry, RunsCollections, type RunView } from '@demiurge/projector-runs';
-import {
-  type BoardEntry,
-  type SessionTaskEntry,
-  TaskBoardCollections,
-  type TaskStatus,
-  type TaskView,
-} from '@demiurge/projector-task-board';
+import { isRunFinal, type RunView, runsReader } from '@demiurge/projector-runs';
+import { type BoardEntry, type TaskStatus, taskBoardReader } from '@demiurge/projector-task-board';
 
 /** The seed invariants `demiurge verify` checks on the read models. */
 export const Invariant = {
@@ -46,17 +40,17 @@ const GOING: readonly TaskStatus[] = ['created', 'active', 'waiting', 'blocked']
  */
 export async function checkInvariants(store: EventStore, now: number): Promise<InvariantFinding[]> {
   const findings: InvariantFinding[] = [];
-  const board = store.projection('task-board');
-  const runs = store.projection('runs');
-  const tasks = await board.list<TaskView>(TaskBoardCollections.tasks);
-  const entries = await board.entries<BoardEntry>(TaskBoardCollections.board);
-  const sessionEntries = await board.entries<SessionTaskEntry>(TaskBoardCollections.bySession);
+  const board = taskBoardReader(store).collections;
+  const runs = runsReader(store);
+  const tasks = await board.tasks.list();
+  const entries = await board.board.entries();
+  const sessionEntries = await board.bySession.entries();
   const boardOf = new Map<string, { id: string; doc: BoardEntry }[]>();
   for (const e of entries) boardOf.set(e.doc.taskId, [...(boardOf.get(e.doc.taskId) ?? []), e]);
   const listedOf = new Map(sessionEntries.map((e) => [e.doc.taskId, e]));
   const runCache = new Map<string, RunView | undefined>();
   const runOf = async (runId: string) => {
-    if (!runCache.has(runId)) runCache.set(runId, await runs.get<RunView>(RunsCollections.runs, runId));
+    if (!runCache.has(runId)) runCache.set(runId, await runs.get(runId));
     return runCache.get(runId);
   };
 
@@ -96,7 +90,7 @@ export async function checkInvariants(store: EventStore, now: number): Promise<I
     }
   }
 
-  for (const live of await runs.list<LiveRunEntry>(RunsCollections.liveRuns)) {
+  for (const live of await runs.live()) {
     const run = (await runOf(live.runId)) ?? live;
     if (run.status === 'paused') continue;
     const found = (message: string) =>

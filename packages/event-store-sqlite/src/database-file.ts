@@ -2,10 +2,9 @@ import { closeSync, existsSync, openSync, readSync, statSync } from 'node:fs';
 import { CorruptDatabaseError } from '@demiurge/event-store';
 import Database from 'better-sqlite3';
 
-// The CLI's only direct SQLite access: a consistent copy for `verify` and a read-only look at the schema
-// version for `doctor`, neither of which the EventStore port offers. Both open the file read-only, so the
-// user's store is never written. TODO: move both into @demiurge/event-store-sqlite (`snapshotDatabase`,
-// `readSchemaInfo`) and drop better-sqlite3 from the CLI.
+// Reads of a store file without opening it as a store: a consistent copy (`demiurge verify` checks the
+// copy) and a read-only look at the schema (`demiurge doctor`), neither of which the EventStore port
+// offers. Both open the file read-only, so the user's store is never written.
 
 const SQLITE_HEADER = Buffer.from('SQLite format 3\0', 'latin1');
 
@@ -36,7 +35,7 @@ function openReadOnly(path: string): Database.Database {
 }
 
 /**
- * Copies the database, WAL content included, as one consistent snapshot (`VACUUM INTO` on a read-only
+ * Copies the store file, WAL content included, as one consistent snapshot (`VACUUM INTO` on a read-only
  * connection: another process may keep writing meanwhile). `dest` must not exist.
  */
 export function snapshotDatabase(path: string, dest: string): void {
@@ -63,6 +62,11 @@ export interface SchemaInfo {
   readonly head: number;
 }
 
+/**
+ * The schema facts of a store file, read-only, without migrating anything.
+ * @example
+ * const { version, head } = readSchemaInfo('/home/me/.demiurge/runtime/runtime.sqlite3');
+ */
 export function readSchemaInfo(path: string): SchemaInfo {
   const db = openReadOnly(path);
   try {

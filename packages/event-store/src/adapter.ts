@@ -1,0 +1,17 @@
+/**
+ * `@demiurge/event-store/adapter`: the plumbing a store adapter (the SQLite one, a later PostgreSQL one)
+ * is built from, so that every backend plans appends, checks versions, applies projectors and serves
+ * catch-up subscriptions the same way. Applications use the main entry; only adapters import this one.
+ */
+export {
+  type AppendPlan,
+  checkExpectedVersion,
+  eventIdempotencyKey,
+  type PlannedEvent,
+  type PlannedStream,
+  planAppend,
+  toRecorded,
+} from './append-plan.js';
+export { catchUpSubscription, iterateInBatches } from './catch-up.js';
+export { encodeDocument, selectIds } from './memory-projection-tx.js';
+export { applyOne, assertDistinctProjectors, selectProjectors } from './projector-set.js';

@@ -1,0 +1,52 @@
+/** Results of the read methods of the protocol (`operator.status`, `operator.history`), as they go on the wire. */
+
+/** A run that is not final, in `operator.status`. */
+export interface LiveRunStatus {
+  readonly run_id: string;
+  readonly session_id: string;
+  readonly status: string;
+  readonly owner: string | null;
+}
+
+/** An open (requested or granted) approval, in `operator.status`. */
+export interface OpenApprovalStatus {
+  readonly approval_id: string;
+  readonly session_id: string;
+  readonly run_id: string | null;
+  readonly tool: string | null;
+  readonly arguments: unknown;
+  readonly reason: string;
+  readonly status: string;
+  readonly expires_at: string | null;
+}
+
+/**
+ * The result of `operator.status`. The protocol fixes its frame; the host fills in its own read models:
+ * `Work` (the operator status view), `Schedules`, and with `session_id` the `Session` and its `Run`s.
+ */
+export interface StatusResult<Work = unknown, Schedules = unknown, Session = unknown, Run = unknown> {
+  readonly host: { readonly owner: string; readonly closing: boolean; readonly provider: string };
+  readonly work: Work;
+  readonly live_runs: readonly LiveRunStatus[];
+  readonly schedules: Schedules;
+  readonly open_approvals: readonly OpenApprovalStatus[];
+  /** With `session_id`: the session. */
+  readonly session?: Session;
+  /** With `session_id`: the session's runs, in queue order. */
+  readonly runs?: readonly Run[];
+}
+
+/** One kept message of a session, in `operator.history`. */
+export interface HistoryEntry {
+  readonly message_id: string;
+  readonly role: string;
+  readonly text: string;
+  readonly visibility: string;
+  readonly turn_id?: string;
+}
+
+/** The result of `operator.history`: a session's kept messages, oldest first (the last `limit`). */
+export interface HistoryResult {
+  readonly session_id: string;
+  readonly messages: readonly HistoryEntry[];
+}

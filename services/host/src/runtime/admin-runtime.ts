@@ -1,0 +1,41 @@
+import { type Clock, createIdGenerator, type IdGenerator, systemClock } from '@demiurge/contracts';
+import { DurableWorkRuntime, HostWorkLifecycleRuntime, RuntimeControlPlane } from '@demiurge/control-plane';
+import type { EventStore } from '@demiurge/event-store';
+import { RunRuntime } from '@demiurge/sessions';
+
+/** Who an admin surface's writes are recorded as by default (the run and work owner, the event actor). */
+export const ADMIN_OWNER = 'cli';
+
+/** The runtimes an admin command uses on one store (no engine, no loops): tasks, work, runs, the status view. */
+export interface AdminRuntime<S extends EventStore = EventStore> {
+  readonly store: S;
+  readonly clock: Clock;
+  readonly ids: IdGenerator;
+  readonly work: DurableWorkRuntime;
+  readonly controlPlane: RuntimeControlPlane;
+  readonly host: HostWorkLifecycleRuntime;
+  readonly runs: RunRuntime;
+}
+
+/**
+ * The admin side of the composition root: the control plane and the run runtime wired on an open store,
+ * acting as the operator `owner` (default {@link ADMIN_OWNER}). The CLI's admin commands (`tasks cancel`,
+ * `work resolve`, `runs resume`, `status`) use it; a serving host uses {@link createRuntime}.
+ * @example
+ * const admin = createAdminRuntime(store);
+ * await admin.controlPlane.cancelTask(ref, 'no longer needed');
+ */
+export function createAdminRuntime<S extends EventStore>(
+  store: S,
+  options: { clock?: Clock; owner?: string } = {},
+): AdminRuntime<S> {
+  const clock = options.clock ?? systemClock;
+  const owner = options.owner ?? ADMIN_OWNER;
+  const ids = createIdGenerator(clock);
+  const meta = { actor: { kind: 'operator' as const, id: owner } };
+  const work = new DurableWorkRuntime({ store, clock, ids, owner, meta });
+  const controlPlane = new RuntimeControlPlane({ store, clock, ids, work, meta });
+  const host = new HostWorkLifecycleRuntime({ store, clock, ids, work });
+  const runs = new RunRuntime({ store, clock, ids, owner, controlPlane, meta });
+  return { store, clock, ids, work, controlPlane, host, runs };
+}

@@ -1,0 +1,254 @@
+import { mkdirSync, realpathSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { type Clock, createIdGenerator, type IdGenerator, systemClock } from '@demiurge/contracts';
+import {
+  createOperatorAdapter,
+  createWebhookAdapter,
+  type DeliveryAdapter,
+  DeliveryRuntime,
+  type OperatorAdapter,
+} from '@demiurge/delivery';
+import { openSqliteEventStore, type SqliteEventStore } from '@demiurge/event-store-sqlite';
+import type { ModelProvider } from '@demiurge/providers';
+import { SchedulerRuntime } from '@demiurge/scheduler';
+import { type AgentCore, BackgroundWorkRuntime, loadCore } from '@demiurge/slots';
+import { createTurnRuntime, type TurnRuntime } from '@demiurge/turn-engine';
+import { RuntimeTaskWorker, terminalExecHandler, workerTaskKinds } from '@demiurge/workers';
+import { Subject } from 'rxjs';
+import { createAgentSpawnHandler } from '../agent-spawn.js';
+import { type ConfigOverrides, type HostConfig, loadConfig } from '../config.js';
+import { describeFailure } from '../describe-failure.js';
+import { hostIdentity, isHostAlive } from '../host-identity.js';
+import { createLogger, type Logger } from '../logger.js';
+import { DEFAULT_CORE_DIR, storePath } from '../paths.js';
+import { hostProjectors } from '../projectors.js';
+import { SCHEDULE_CHANNEL, scheduledRouteOf } from '../schedule-delivery.js';
+import { createSlotHooks } from '../slot-hooks.js';
+import { hostProvider } from './host-provider.js';
+import { HostRouter } from './host-router.js';
+
+/** Where and how a host runtime is wired: the home, configuration overrides and the injected ports. */
+export interface RuntimeOptions {
+  readonly home: string;
+  readonly overrides?: ConfigOverrides;
+  readonly env?: NodeJS.ProcessEnv;
+  readonly clock?: Clock;
+  readonly ids?: IdGenerator;
+  /** This host process; default `<hostname>-<pid>-<random>`. */
+  readonly owner?: string;
+  /** Default: quiet one-line text on stderr (`demiurge: ...`). */
+  readonly logger?: Logger;
+}
+
+/** Pushes for operator clients that are not projected from the log (deliveries shown to the operator). */
+export interface OperatorPush {
+  readonly event: 'operator.deliver';
+  readonly payload: { delivery_id: string; session_id: string; message_id: string; text: string };
+}
+
+/** Every part of a host, wired on one store: what `DemiurgeApp` runs. */
+export interface HostRuntime {
+  readonly home: string;
+  readonly config: HostConfig;
+  readonly store: SqliteEventStore;
+  readonly clock: Clock;
+  readonly ids: IdGenerator;
+  readonly owner: string;
+  readonly logger: Logger;
+  readonly provider: ModelProvider;
+  readonly core: AgentCore;
+  readonly workspace: string;
+  /** Sessions, runs, the engine, approvals, the control plane and durable work. */
+  readonly turns: TurnRuntime;
+  readonly worker: RuntimeTaskWorker;
+  readonly scheduler: SchedulerRuntime;
+  readonly background: BackgroundWorkRuntime;
+  readonly delivery: DeliveryRuntime;
+  readonly router: HostRouter;
+  readonly operatorAdapter: OperatorAdapter;
+  readonly webhook: DeliveryAdapter | undefined;
+  /** The operator adapter's sends, for connected operator clients. */
+  readonly pushes$: Subject<OperatorPush>;
+}
+
+/**
+ * The host's composition root: validates the configuration, opens the store (fail-stop on a corrupt or
+ * newer database), loads the Agent Core and wires the turn runtime, slots, task worker, scheduler and
+ * delivery. Starts nothing and recovers nothing (`DemiurgeApp.start` does); on a failure after the store
+ * opened, the store is closed again.
+ * @example
+ * const runtime = await createRuntime({ home });
+ * const app = new DemiurgeApp(runtime);
+ */
+export async function createRuntime(options: RuntimeOptions): Promise<HostRuntime> {
+  const home = resolve(options.home);
+  const config = loadConfig(home, options.overrides, options.env);
+  mkdirSync(join(home, 'runtime'), { recursive: true, mode: 0o700 });
+  const clock = options.clock ?? systemClock;
+  const ids = options.ids ?? createIdGenerator(clock);
+  const owner = options.owner ?? hostIdentity();
+  const env = options.env ?? process.env;
+  const logger = options.logger ?? createLogger();
+  const provider = await hostProvider(config, home, env);
+  const store = await openSqliteEventStore({
+    path: storePath(home),
+    projectors: hostProjectors,
+    clock,
+    ids,
+    synchronous: config.store.synchronous,
+  });
+  try {
+    const core = await loadCore(resolve(config.core ?? DEFAULT_CORE_DIR));
+    const workspace = realpathSync(resolve(config.workspace ?? process.cwd()));
+    const background = new BackgroundWorkRuntime({
+      onError: (failure) => logger.error(`background ${describeFailure(failure)}`),
+    });
+    // Two cycles are bound late on purpose: turns run slot hooks that need the sessions of the turn runtime,
+    // and cancelling a run cancels its tasks through the worker that needs the runtime's control plane.
+    let slotHooks: ReturnType<typeof createSlotHooks> | undefined;
+    let worker: RuntimeTaskWorker | undefined;
+    const turns = createTurnRuntime({
+      store,
+      clock,
+      ids,
+      owner,
+      provider,
+      workspaceRoot: workspace,
+      runLeaseMs: config.leases.run_ms,
+      onPlanModeWrite: config.plan_mode.on_write,
+      stepBudget: core.limits.stepBudget,
+      taskKinds: workerTaskKinds,
+      delegationLimits: { maxDepth: core.limits.maxDelegationDepth },
+      coreId: core.id,
+      knownSlots: {
+        input: [...core.pipelines.input.serial, ...core.pipelines.input.parallel],
+        output: [...core.pipelines.output.serial, ...core.pipelines.output.parallel],
+      },
+      cancelTask: (ref, reason) => (worker ? worker.cancel(ref, reason) : Promise.resolve()),
+      hooks: {
+        input: (turn) => slotHooks!.input!(turn),
+        output: (turn) => slotHooks!.output!(turn),
+      },
+    });
+    slotHooks = createSlotHooks({
+      store,
+      clock,
+      ids,
+      core,
+      sessions: turns.sessions,
+      host: turns.host,
+      background,
+      workspaceRoot: workspace,
+      routeOf: (sessionId) => scheduledRouteOf(store, turns.sessions, sessionId),
+    });
+    // Slot modules are imported before the first turn, not under load (where a first import can outlast a
+    // short slot timeout). A module that cannot be imported fails its slot runs as before.
+    for (const failure of await slotHooks.preload()) {
+      logger.error(
+        describeFailure({ name: `importing slot ${failure.slotId} of core ${core.id}`, error: failure.error }),
+      );
+    }
+    worker = new RuntimeTaskWorker({
+      store,
+      clock,
+      ids,
+      controlPlane: turns.controlPlane,
+      host: owner,
+      artifactsDir: join(home, 'runtime', 'artifacts'),
+      graceMs: config.tasks.grace_ms,
+      isHostAlive,
+      handlers: {
+        'terminal.exec': terminalExecHandler,
+        'agent.spawn': createAgentSpawnHandler({
+          sessions: turns.sessions,
+          engine: () => turns.engine,
+          coreId: core.id,
+        }),
+      },
+    } as ConstructorParameters<typeof RuntimeTaskWorker>[0]);
+    const scheduler = createScheduler({ store, clock, ids, owner, core, turns });
+    const pushes$ = new Subject<OperatorPush>();
+    const operatorAdapter = createOperatorAdapter();
+    operatorAdapter.attach((d) => {
+      pushes$.next({
+        event: 'operator.deliver',
+        payload: { delivery_id: d.deliveryId, session_id: d.sessionId, message_id: d.messageId, text: d.text },
+      });
+      return { externalRef: `operator:${d.deliveryId}` };
+    });
+    const webhook = config.delivery.webhook
+      ? createWebhookAdapter({ url: config.delivery.webhook.url, timeoutMs: config.delivery.webhook.timeout_ms })
+      : undefined;
+    const router = new HostRouter([operatorAdapter, ...(webhook ? [webhook] : [])]);
+    const delivery = new DeliveryRuntime({ store, clock, ids, work: turns.work, router, owner });
+    return {
+      home,
+      config,
+      store,
+      clock,
+      ids,
+      owner,
+      logger,
+      provider,
+      core,
+      workspace,
+      turns,
+      worker,
+      scheduler,
+      background,
+      delivery,
+      router,
+      operatorAdapter,
+      webhook,
+      pushes$,
+    };
+  } catch (err) {
+    await store.close();
+    throw err;
+  }
+}
+
+/** The scheduler: a fire resolves its own session (one per fire key) and runs one turn in it. */
+function createScheduler(deps: {
+  store: SqliteEventStore;
+  clock: Clock;
+  ids: IdGenerator;
+  owner: string;
+  core: AgentCore;
+  turns: TurnRuntime;
+}): SchedulerRuntime {
+  const { store, clock, ids, owner, core, turns } = deps;
+  return new SchedulerRuntime({
+    store,
+    clock,
+    ids,
+    host: turns.host,
+    work: turns.work,
+    controlPlane: turns.controlPlane,
+    coreId: core.id,
+    owner,
+    schedules: core.dir,
+    startSession: async (spec) => {
+      const { session } = await turns.sessions.resolve(
+        { coreId: spec.coreId, channel: SCHEDULE_CHANNEL, conversationKey: spec.fireKey },
+        { title: spec.title },
+      );
+      return { sessionId: session.sessionId };
+    },
+    fire: async (fire) => {
+      const outcome = await turns.engine.runTurn({
+        sessionId: fire.sessionId,
+        text: fire.prompt,
+        actor: { kind: 'schedule', id: fire.scheduleId },
+      });
+      if (outcome.status === 'interrupted') {
+        throw new Error(
+          'the host closed while the scheduled turn ran; the next host start resumes the turn (its answer is recorded in the fire session)',
+        );
+      }
+      if (outcome.status !== 'completed')
+        throw new Error(`the scheduled turn ended ${outcome.status}: ${outcome.text}`);
+      return { summary: outcome.text };
+    },
+  });
+}

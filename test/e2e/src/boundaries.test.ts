@@ -1,0 +1,79 @@
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join, relative, resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+/**
+ * The layout rules of docs/architecture.md, checked on the source tree: read models are reached through the
+ * typed readers of the packages that project them, only the SQLite adapter touches SQLite, only store
+ * adapters use the event store's adapter entry, and no file of services/ grows past 400 lines.
+ */
+const root = resolve(import.meta.dirname, '..', '..', '..');
+
+function sourceFiles(dir: string): string[] {
+  const out: string[] = [];
+  for (const name of readdirSync(dir)) {
+    if (name === 'node_modules' || name === 'dist' || name.startsWith('.')) continue;
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) out.push(...sourceFiles(path));
+    else if (name.endsWith('.ts') && !name.endsWith('.d.ts')) out.push(path);
+  }
+  return out;
+}
+
+/** Every non-test source file of packages/ and services/, relative to the repository root. */
+const files = [...sourceFiles(join(root, 'packages')), ...sourceFiles(join(root, 'services'))]
+  .map((f) => relative(root, f))
+  .filter((f) => /\/src\//.test(f) && !/\.test\.ts$/.test(f));
+const text = (file: string) => readFileSync(join(root, file), 'utf8');
+/** `packages/<name>` or `packages/projectors/<name>` or `services/<name>`: the package a file belongs to. */
+const packageOf = (file: string) => file.slice(0, file.indexOf('/src/'));
+
+describe('layout rules', () => {
+  it('finds the source tree', () => {
+    expect(files.length).toBeGreaterThan(100);
+    expect(files).toContain('services/host/src/app.ts');
+  });
+
+  it('reads read models only through typed readers: `.projection(` only in packages that define a projector, and the stores', () => {
+    const projecting = new Set(files.filter((f) => text(f).includes('defineProjector(')).map(packageOf));
+    const stores = new Set(['packages/event-store', 'packages/event-store-sqlite']);
+    const offenders = files.filter(
+      (f) => /\.projection\(/.test(text(f)) && !projecting.has(packageOf(f)) && !stores.has(packageOf(f)),
+    );
+    expect(projecting).toContain('packages/projectors/runs');
+    expect(offenders).toEqual([]);
+  });
+
+  it('imports better-sqlite3 only in the SQLite adapter', () => {
+    const offenders = files.filter(
+      (f) => /from 'better-sqlite3'/.test(text(f)) && packageOf(f) !== 'packages/event-store-sqlite',
+    );
+    expect(offenders).toEqual([]);
+    for (const pkg of ['services/cli', 'services/host']) {
+      const manifest = JSON.parse(readFileSync(join(root, pkg, 'package.json'), 'utf8')) as {
+        dependencies?: Record<string, string>;
+      };
+      expect(Object.keys(manifest.dependencies ?? {})).not.toContain('better-sqlite3');
+    }
+  });
+
+  it('keeps the adapter plumbing of @demiurge/event-store for store adapters', () => {
+    const offenders = files.filter(
+      (f) => text(f).includes("'@demiurge/event-store/adapter'") && packageOf(f) !== 'packages/event-store-sqlite',
+    );
+    expect(offenders).toEqual([]);
+    const main = text('packages/event-store/src/index.ts');
+    for (const plumbing of ['planAppend', 'applyOne', 'encodeDocument', 'iterateInBatches']) {
+      expect(main).not.toMatch(new RegExp(`\\b${plumbing}\\b`));
+    }
+  });
+
+  it('has no file in services/ over 400 lines', () => {
+    const all = sourceFiles(join(root, 'services')).map((f) => relative(root, f));
+    const long = all
+      .map((f) => ({ file: f, lines: text(f).split('\n').length }))
+      .filter((f) => f.lines > 400)
+      .map((f) => `${f.file}: ${f.lines} lines`);
+    expect(long).toEqual([]);
+  });
+});
