@@ -55,7 +55,8 @@ export function startHost(home: string, options: StartHostOptions): Promise<Host
     if (child.exitCode === null && child.signalCode === null) child.kill(signal);
     return exited;
   };
-  const timeoutMs = options.readyTimeoutMs ?? 20_000;
+  // Generous: a loaded 2-core CI machine can take many seconds to start a Node process.
+  const timeoutMs = options.readyTimeoutMs ?? 60_000;
   return new Promise<HostProcess>((resolve, reject) => {
     let settled = false;
     const fail = (why: string) => {

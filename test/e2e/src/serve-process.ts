@@ -55,7 +55,7 @@ export function startServe(home: string, cwd: string = home, extraArgs: readonly
     const timer = setTimeout(() => {
       void stop('SIGKILL');
       reject(new Error(`serve printed no ready line: ${stderr}`));
-    }, 20_000);
+    }, 60_000); // generous: a loaded 2-core CI machine can take many seconds to start a Node process
     void exited.then(() => reject(new Error(`serve exited before it was ready: ${stderr}`)));
     child.stdout.on('data', (d: Buffer) => {
       stdout += d.toString();
