@@ -5,6 +5,7 @@ import {
   type DomainEventType,
   domainEvents,
   type EventOfType,
+  findEvent,
   isEvent,
   newEvent,
   type RecordedEvent,
@@ -78,5 +79,29 @@ describe('typed domain events', () => {
     expect(() => domainEvents.validate(e.type, e.data)).not.toThrow();
     // @ts-expect-error: run.queued has no `owner`, and `sessionId` is required
     newEvent('run.queued', { runId: 'run_01JD5Y7Q6N0000000000000000', owner: 'x' });
+  });
+});
+
+describe('findEvent', () => {
+  it('finds the first event of the given types, narrowed', () => {
+    const events = [
+      recorded('run.queued', { runId: 'run_01JD5Y7Q6N0000000000000000', sessionId: 'ses_01JD5Y7Q6N0000000000000000' }),
+      recorded('run.failed', { runId: 'run_01JD5Y7Q6N0000000000000000', error: { code: 'x', message: 'y' } }),
+    ];
+    expect(findEvent(events, 'run.failed')?.data.error.code).toBe('x');
+    expect(findEvent(events, 'run.completed')).toBeUndefined();
+  });
+});
+
+describe('EventOfType over several types', () => {
+  it('is a discriminated union: isEvent with several types narrows by type', () => {
+    const e = recorded('run.failed', { runId: 'run_01JD5Y7Q6N0000000000000000', error: { code: 'x', message: 'y' } });
+    if (isEvent(e, 'run.queued', 'run.failed')) {
+      if (e.type === 'run.failed') expectTypeOf(e.data.error.code).toEqualTypeOf<string>();
+      else expectTypeOf(e.data.sessionId).toExtend<string>();
+    }
+    expectTypeOf<EventOfType<'run.queued' | 'run.failed'>>().toEqualTypeOf<
+      EventOfType<'run.queued'> | EventOfType<'run.failed'>
+    >();
   });
 });

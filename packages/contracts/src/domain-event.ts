@@ -16,8 +16,13 @@ export type DomainEventInputMap = { [D in Definition as D['type']]: z.input<D['d
 /** The data of one domain event type, e.g. `DomainEventData<'run.started'>`. */
 export type DomainEventData<T extends DomainEventType> = DomainEventDataMap[T];
 
-/** One recorded domain event of type `T`, with its data typed by the schema. */
-export type EventOfType<T extends DomainEventType> = RecordedEvent<T, DomainEventDataMap[T]>;
+/**
+ * One recorded domain event of type `T`, with its data typed by the schema. Distributes over a union of
+ * types: `EventOfType<'a' | 'b'>` is a discriminated union that `switch (event.type)` narrows.
+ */
+export type EventOfType<T extends DomainEventType> = T extends DomainEventType
+  ? RecordedEvent<T, DomainEventDataMap[T]>
+  : never;
 
 /**
  * A recorded domain event: the discriminated union over `type` of every event in the catalog.
@@ -27,16 +32,18 @@ export type EventOfType<T extends DomainEventType> = RecordedEvent<T, DomainEven
  * const e = asDomainEvent(recorded);
  * if (e.type === 'run.started') console.log(e.data.owner);
  */
-export type DomainEvent = { [T in DomainEventType]: EventOfType<T> }[DomainEventType];
+export type DomainEvent = EventOfType<DomainEventType>;
 
 /** Alias of {@link DomainEvent}: the recorded (envelope + typed data) form. */
 export type RecordedDomainEvent = DomainEvent;
 
 /** A new domain event of type `T` to append, its data typed by the schema's input. */
-export type NewEventOfType<T extends DomainEventType> = NewEvent<T, DomainEventInputMap[T]>;
+export type NewEventOfType<T extends DomainEventType> = T extends DomainEventType
+  ? NewEvent<T, DomainEventInputMap[T]>
+  : never;
 
 /** A new domain event to append: the discriminated union over `type`. */
-export type NewDomainEvent = { [T in DomainEventType]: NewEventOfType<T> }[DomainEventType];
+export type NewDomainEvent = NewEventOfType<DomainEventType>;
 
 /**
  * Narrows a recorded event to the domain union. Stores validate data against the registry's schemas on
@@ -62,6 +69,19 @@ export function isEvent<T extends DomainEventType>(
 }
 
 /**
+ * The first event of one of the given types in a stream, narrowed; undefined when there is none.
+ * @example
+ * const submitted = findEvent(task.events, 'task.submitted'); // submitted?.data.sessionId is typed
+ */
+export function findEvent<T extends DomainEventType>(
+  events: readonly RecordedEvent[],
+  ...types: readonly T[]
+): EventOfType<T> | undefined {
+  for (const event of events) if (isEvent(event, ...types)) return event;
+  return undefined;
+}
+
+/**
  * Builds a typed new event; the compiler checks the data against the type's schema input.
  * @example
  * const e = newEvent('run.queued', { runId, sessionId });
@@ -71,5 +91,5 @@ export function newEvent<T extends DomainEventType>(
   data: DomainEventInputMap[T],
   options: Omit<NewEvent, 'type' | 'data'> = {},
 ): NewEventOfType<T> {
-  return { ...options, type, data };
+  return { ...options, type, data } as NewEventOfType<T>;
 }

@@ -8,6 +8,7 @@ export {
   type DomainEventInputMap,
   type DomainEventType,
   type EventOfType,
+  findEvent,
   isEvent,
   type NewDomainEvent,
   type NewEventOfType,

@@ -1,4 +1,11 @@
-import type { Clock, IdGenerator, NewEvent, RecordedEvent } from '@demiurge/contracts';
+import {
+  type Clock,
+  findEvent,
+  type IdGenerator,
+  isEvent,
+  type NewEvent,
+  type RecordedEvent,
+} from '@demiurge/contracts';
 import { type AppendStream, type EventStore, loadAggregate, streamAppend } from '@demiurge/event-store';
 import {
   allowedEvents,
@@ -44,11 +51,11 @@ export interface NoticeRecord {
 export function noticeRecords(events: readonly RecordedEvent[], taskId: string): NoticeRecord[] {
   const notices = new Map<string, NoticeRecord>();
   for (const event of events) {
-    const d = event.data as { workId?: string; outcome?: NoticeOutcome };
-    const workId = d.workId ?? completionWorkId(taskId);
+    if (!isEvent(event, 'task.completion_ready', 'task.completion_acknowledged')) continue;
+    const workId = event.data.workId ?? completionWorkId(taskId);
     if (event.type === 'task.completion_ready') {
-      notices.set(workId, { workId, position: event.position, outcome: d.outcome ?? 'completed', acknowledged: false });
-    } else if (event.type === 'task.completion_acknowledged') {
+      notices.set(workId, { workId, position: event.position, outcome: event.data.outcome, acknowledged: false });
+    } else {
       const notice = notices.get(workId);
       if (notice) notices.set(workId, { ...notice, acknowledged: true });
     }
@@ -199,8 +206,7 @@ export async function takeNotices(
   for (const notice of pending) byTask.set(notice.taskId, [...(byTask.get(notice.taskId) ?? []), notice]);
   for (const [taskId, notices] of byTask) {
     const task = await loadAggregate(deps.store, taskLifecycle, taskId);
-    const submitted = task.events.find((e) => e.type === 'task.submitted')?.data as { sessionId?: string } | undefined;
-    assertCompletionScope(taskId, submitted?.sessionId ?? null, consumer);
+    assertCompletionScope(taskId, findEvent(task.events, 'task.submitted')?.data.sessionId ?? null, consumer);
     const workStreams: AppendStream[] = [];
     const acks: NewEvent<TaskEventType>[] = [];
     for (const notice of notices) {

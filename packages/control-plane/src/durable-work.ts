@@ -1,4 +1,12 @@
-import { type Clock, type EventMeta, type IdGenerator, IdPrefix, type NewEvent, WorkId } from '@demiurge/contracts';
+import {
+  type Clock,
+  type EventMeta,
+  findEvent,
+  type IdGenerator,
+  IdPrefix,
+  type NewEvent,
+  WorkId,
+} from '@demiurge/contracts';
 import {
   type AppendOptions,
   type AppendStream,
@@ -131,7 +139,7 @@ export class DurableWorkRuntime {
       stream,
       this.appendOptions(`work.ensure:${spec.kind}:${spec.subjectId}`),
     );
-    const recorded = (result.events[0]!.data as { workId: string }).workId;
+    const recorded: string = findEvent(result.events, 'work.enqueued')?.data.workId ?? workId;
     return { workId: recorded, created: !result.replayed && recorded === workId };
   }
 

@@ -1,4 +1,4 @@
-import { type Clock, type IdGenerator, IdPrefix } from '@demiurge/contracts';
+import { type Clock, findEvent, type IdGenerator, IdPrefix } from '@demiurge/contracts';
 import { type AppendStream, commandLoop, type EventStore, loadAggregate, streamAppend } from '@demiurge/event-store';
 import { checkEvents, deliveryLifecycle, taskLifecycle, workLifecycle } from '@demiurge/lifecycle';
 import { type OperatorStatus, operatorStatusReader } from '@demiurge/projector-operator-status';
@@ -100,10 +100,7 @@ export class HostWorkLifecycleRuntime {
       if (item.state === 'none') throw new NotFoundError('work item', claim.workId);
       const task = await loadAggregate(this.options.store, taskLifecycle, taskId);
       if (task.state === 'none') throw new NotFoundError('task', taskId);
-      const submitted = task.events.find((e) => e.type === 'task.submitted')?.data as
-        | { sessionId?: string }
-        | undefined;
-      assertCompletionScope(taskId, submitted?.sessionId ?? null, consumer);
+      assertCompletionScope(taskId, findEvent(task.events, 'task.submitted')?.data.sessionId ?? null, consumer);
       const workEvents = checkEvents(
         workLifecycle,
         item.state,
@@ -158,10 +155,7 @@ export class HostWorkLifecycleRuntime {
     return commandLoop(this.options.store, async () => {
       const task = await loadAggregate(this.options.store, taskLifecycle, taskId);
       if (task.state === 'none') throw new NotFoundError('task', taskId);
-      const submitted = task.events.find((e) => e.type === 'task.submitted')?.data as
-        | { sessionId?: string }
-        | undefined;
-      assertCompletionScope(taskId, submitted?.sessionId ?? null, consumer);
+      assertCompletionScope(taskId, findEvent(task.events, 'task.submitted')?.data.sessionId ?? null, consumer);
       const taken = await takeNotices(this.noticeDeps(), consumer, { taskId });
       return { streams: [...taken.streams], result: taken.notices.length };
     });

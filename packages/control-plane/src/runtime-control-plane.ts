@@ -1,5 +1,6 @@
 import {
   type Actor,
+  asDomainEvent,
   type Clock,
   type EventMeta,
   type IdGenerator,
@@ -248,13 +249,13 @@ export class RuntimeControlPlane {
     let sessionId: string | null = null;
     let notifyPolicy: TaskAggregate['notifyPolicy'] = 'return_to_parent';
     let blocked: TaskAggregate['blocked'] = null;
-    for (const event of loaded.events) {
-      const d = event.data as Record<string, unknown>;
+    for (const recorded of loaded.events) {
+      const event = asDomainEvent(recorded);
       if (event.type === 'task.submitted') {
-        sessionId = d.sessionId as string;
-        notifyPolicy = (d.notifyPolicy as TaskAggregate['notifyPolicy'] | undefined) ?? 'return_to_parent';
+        sessionId = event.data.sessionId;
+        notifyPolicy = event.data.notifyPolicy ?? 'return_to_parent';
       }
-      if (event.type === 'task.blocked') blocked = { reason: d.reason as string, resumable: d.resumable as boolean };
+      if (event.type === 'task.blocked') blocked = { reason: event.data.reason, resumable: event.data.resumable };
       if (event.type === 'task.resumed') blocked = null;
     }
     if (loaded.state === 'none' || sessionId !== ref.sessionId) throw new NotFoundError('task', ref.taskId);

@@ -1,3 +1,4 @@
+import { asDomainEvent } from '@demiurge/contracts';
 import { type EventStore, type Loaded, loadAggregate } from '@demiurge/event-store';
 import { type WorkState, workLifecycle } from '@demiurge/lifecycle';
 import { StaleClaimError } from './errors.js';
@@ -32,32 +33,32 @@ export async function loadWork(store: EventStore, workId: string): Promise<WorkA
   let owner: string | null = null;
   let attempt = 0;
   let leaseUntil: string | null = null;
-  for (const event of loaded.events) {
-    const d = event.data as Record<string, unknown>;
+  for (const recorded of loaded.events) {
+    const event = asDomainEvent(recorded);
     switch (event.type) {
       case 'work.enqueued':
-        kind = d.kind as string;
-        subjectId = d.subjectId as string;
-        payload = d.payload ?? null;
-        dueAt = (d.notBefore as string | undefined) ?? event.recordedAt;
+        kind = event.data.kind;
+        subjectId = event.data.subjectId;
+        payload = event.data.payload ?? null;
+        dueAt = event.data.notBefore ?? event.recordedAt;
         break;
       case 'work.claimed':
-        claimToken = d.claimToken as string;
-        owner = d.owner as string;
-        attempt = d.attempt as number;
-        leaseUntil = d.leaseUntil as string;
+        claimToken = event.data.claimToken;
+        owner = event.data.owner;
+        attempt = event.data.attempt;
+        leaseUntil = event.data.leaseUntil;
         break;
       case 'work.heartbeat':
-        leaseUntil = d.leaseUntil as string;
+        leaseUntil = event.data.leaseUntil;
         break;
       case 'work.failed':
-        if (d.retryAt) dueAt = d.retryAt as string;
+        if (event.data.retryAt) dueAt = event.data.retryAt;
         break;
       case 'work.lease_expired':
         dueAt = event.recordedAt;
         break;
       case 'work.resolved':
-        if (d.decision === 'retry') dueAt = (d.retryAt as string | undefined) ?? event.recordedAt;
+        if (event.data.decision === 'retry') dueAt = event.data.retryAt ?? event.recordedAt;
         break;
     }
   }

@@ -1,4 +1,4 @@
-import type { DeliveryQueued, EventData, MessageRecorded } from '@demiurge/contracts';
+import { type DeliveryQueued, type EventData, isEvent, type MessageRecorded } from '@demiurge/contracts';
 import { type EventStore, type Loaded, loadAggregate } from '@demiurge/event-store';
 import { type DeliveryState, deliveryLifecycle } from '@demiurge/lifecycle';
 
@@ -16,7 +16,7 @@ export async function loadDelivery(store: EventStore, deliveryId: string): Promi
   const first = loaded.events[0];
   return {
     ...loaded,
-    queued: first?.type === 'delivery.queued' ? (first.data as EventData<typeof DeliveryQueued>) : null,
+    queued: first && isEvent(first, 'delivery.queued') ? first.data : null,
     sends: loaded.events.filter((e) => e.type === 'delivery.sending').length,
   };
 }
@@ -32,9 +32,7 @@ export async function findMessage(
 ): Promise<EventData<typeof MessageRecorded> | undefined> {
   const events = await store.readStream(sessionId);
   for (const event of events) {
-    if (event.type !== 'message.recorded') continue;
-    const data = event.data as EventData<typeof MessageRecorded>;
-    if (data.messageId === messageId) return data;
+    if (isEvent(event, 'message.recorded') && event.data.messageId === messageId) return event.data;
   }
   return undefined;
 }

@@ -1,4 +1,4 @@
-import type { NewEvent } from '@demiurge/contracts';
+import { isEvent, type NewEvent } from '@demiurge/contracts';
 import type { WorkAggregate } from '@demiurge/control-plane';
 import { type DeliveryEventType, nextState, type WorkState, workLifecycle } from '@demiurge/lifecycle';
 import type { DeliveryAggregate } from './delivery-aggregate.js';
@@ -16,16 +16,16 @@ export function unknownHistory(work: WorkAggregate): UnknownHistory {
   let reason: string | null = null;
   let resolution: UnknownHistory['resolution'] = null;
   for (const event of work.events) {
-    const data = event.data as { reason?: string; decision?: 'sent' | 'failed' | 'retry'; note?: string };
     const next = nextState(workLifecycle, state, { type: event.type as never, data: event.data });
     if (next === 'unknown' && state !== 'unknown') {
       reason =
-        event.type === 'work.unknown' && data.reason
-          ? data.reason
+        isEvent(event, 'work.unknown') && event.data.reason
+          ? event.data.reason
           : `the send was interrupted: its lease expired at ${event.recordedAt} with no outcome recorded (a crash or a stall)`;
       resolution = null;
-    } else if (event.type === 'work.resolved' && state === 'unknown' && data.decision) {
-      resolution = { decision: data.decision, ...(data.note ? { note: data.note } : {}) };
+    } else if (isEvent(event, 'work.resolved') && state === 'unknown') {
+      const { decision, note } = event.data;
+      resolution = { decision, ...(note ? { note } : {}) };
     }
     state = next ?? state;
   }

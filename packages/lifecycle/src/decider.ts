@@ -70,7 +70,8 @@ export interface LifecycleDecider<C, S extends string, E extends string> {
   readonly lifecycle: Lifecycle<S, E>;
   readonly initialState: S;
   decide(command: C, state: S): NewEvent<E>[];
-  evolve(state: S, event: LifecycleEvent<E>): S;
+  /** The machine's transition; an event it refuses (or does not know) throws `IllegalTransitionError`. */
+  evolve(state: S, event: LifecycleEvent<string>): S;
 }
 
 /** A command handler's decision, before the machine checks it: see {@link createDecider}. */
@@ -99,6 +100,6 @@ export function createDecider<C, S extends string, E extends string>(
     lifecycle,
     initialState: lifecycle.initialState,
     decide: (command, state) => checkEvents(lifecycle, state, spec.decide(command, state), spec.streamId(command)),
-    evolve: (state, event) => assertTransition(lifecycle, state, event),
+    evolve: (state, event) => lifecycle.evolve(state, event),
   };
 }

@@ -1,6 +1,6 @@
 /** Reads one field of an event's data without trusting its shape (data from a log is unknown). */
 export function dataField(data: unknown, key: string): unknown {
-  return typeof data === 'object' && data !== null ? (data as Record<string, unknown>)[key] : undefined;
+  return typeof data === 'object' && data !== null ? Reflect.get(data, key) : undefined;
 }
 
 /** Guard: the event's data carries a `retryAt` time. */

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { type Actor, type IdGenerator, IdPrefix } from '@demiurge/contracts';
+import { type Actor, findEvent, type IdGenerator, IdPrefix } from '@demiurge/contracts';
 import {
   commandLoop,
   type EventStore,
@@ -123,7 +123,8 @@ export class InstanceLedger {
         meta: { actor: this.actor, schedule: meta },
       },
     );
-    const recorded = (result.events[0]!.data as { scheduleInstanceId: string }).scheduleInstanceId;
+    const first = findEvent(result.events, 'schedule_instance.scheduled');
+    const recorded = first ? first.data.scheduleInstanceId : instanceId;
     return { instanceId: recorded, created: !result.replayed };
   }
 
@@ -148,8 +149,7 @@ export class InstanceLedger {
     return commandLoop(this.store, async () => {
       const instance = await this.load(instanceId);
       if (instance.state !== 'scheduled') {
-        const claimed = instance.events.find((e) => e.type === 'schedule_instance.claimed');
-        const recorded = (claimed?.data as { taskId?: string } | undefined)?.taskId ?? null;
+        const recorded: string | null = findEvent(instance.events, 'schedule_instance.claimed')?.data.taskId ?? null;
         return { streams: [], result: { state: instance.state, taskId: recorded } };
       }
       return {

@@ -1,12 +1,9 @@
 import {
-  type EventData,
+  asDomainEvent,
+  type EventOfType,
+  isEvent,
   type RecordedEvent,
-  type ScheduleInstanceClaimed,
-  type ScheduleInstanceFailed,
-  type ScheduleInstanceScheduled,
   scheduleInstanceEvents,
-  type TaskSubmitted,
-  type WorkEnqueued,
 } from '@demiurge/contracts';
 import { defineProjector, type ProjectionTx } from '@demiurge/event-store';
 import {
@@ -31,9 +28,11 @@ import {
 
 const FIRE_KIND = 'schedule.fire';
 
-function created(event: RecordedEvent): ScheduleInstanceView {
-  const d = event.data as EventData<typeof ScheduleInstanceScheduled>;
-  const meta = ScheduleInstanceMeta.safeParse((event.meta as Record<string, unknown>).schedule);
+const instanceTypes = scheduleInstanceEvents.map((e) => e.type);
+
+function created(event: EventOfType<'schedule_instance.scheduled'>): ScheduleInstanceView {
+  const d = event.data;
+  const meta = ScheduleInstanceMeta.safeParse(event.meta.schedule);
   const m = meta.success ? meta.data : null;
   return {
     instanceId: d.scheduleInstanceId,
@@ -57,12 +56,13 @@ function created(event: RecordedEvent): ScheduleInstanceView {
   };
 }
 
-function changes(event: RecordedEvent): Partial<ScheduleInstanceView> {
+function changes(recorded: RecordedEvent): Partial<ScheduleInstanceView> {
+  const event = asDomainEvent(recorded);
   if (event.type === 'schedule_instance.claimed') {
-    return { taskId: (event.data as EventData<typeof ScheduleInstanceClaimed>).taskId ?? null };
+    return { taskId: event.data.taskId ?? null };
   }
   if (event.type === 'schedule_instance.failed') {
-    return { error: (event.data as EventData<typeof ScheduleInstanceFailed>).error };
+    return { error: event.data.error };
   }
   return {};
 }
@@ -121,7 +121,8 @@ function write(tx: ProjectionTx, view: ScheduleInstanceView, isNew: boolean): vo
 }
 
 function applyInstanceEvent(event: RecordedEvent, tx: ProjectionTx): void {
-  const { scheduleInstanceId } = event.data as { scheduleInstanceId: string };
+  if (!isEvent(event, ...instanceTypes)) return;
+  const { scheduleInstanceId } = event.data;
   const view = tx.get<ScheduleInstanceView>(C.instances, scheduleInstanceId);
   const from: ScheduleInstanceState = view?.status ?? NONE;
   const to = nextState(scheduleInstanceLifecycle, from, {
@@ -130,16 +131,18 @@ function applyInstanceEvent(event: RecordedEvent, tx: ProjectionTx): void {
   });
   if (to === undefined || to === NONE) return;
   // An instance never inherits a work item enqueued before it: that fire belongs to another instance.
-  if (!view) write(tx, created(event), true);
-  else write(tx, evolve(view, event, to), false);
+  if (!view) {
+    if (isEvent(event, 'schedule_instance.scheduled')) write(tx, created(event), true);
+  } else write(tx, evolve(view, event, to), false);
 }
 
 /** A `schedule.fire` work item: remembered for its slot, and given to the slot's waiting instances. */
-function applyWorkEnqueued(event: RecordedEvent, tx: ProjectionTx): void {
-  const d = event.data as EventData<typeof WorkEnqueued>;
+function applyWorkEnqueued(event: EventOfType<'work.enqueued'>, tx: ProjectionTx): void {
+  const d = event.data;
   if (d.kind !== FIRE_KIND) return;
-  const p = d.payload as { coreId?: unknown; scheduleId?: unknown; dueAt?: unknown } | null | undefined;
-  if (typeof p?.coreId !== 'string' || typeof p.scheduleId !== 'string' || typeof p.dueAt !== 'string') return;
+  const p = d.payload;
+  if (typeof p !== 'object' || p === null || Array.isArray(p)) return;
+  if (typeof p.coreId !== 'string' || typeof p.scheduleId !== 'string' || typeof p.dueAt !== 'string') return;
   const slot = slotKey(p.coreId, p.scheduleId, p.dueAt);
   tx.put(C.fires, slot, { workId: d.workId });
   for (const { instanceId } of tx.list<{ instanceId: string }>(C.bySchedule, { prefix: `${slot}/` })) {
@@ -149,8 +152,8 @@ function applyWorkEnqueued(event: RecordedEvent, tx: ProjectionTx): void {
 }
 
 /** A `schedule.fire` task: its session is the instance's session. */
-function applyTaskSubmitted(event: RecordedEvent, tx: ProjectionTx): void {
-  const d = event.data as EventData<typeof TaskSubmitted>;
+function applyTaskSubmitted(event: EventOfType<'task.submitted'>, tx: ProjectionTx): void {
+  const d = event.data;
   if (d.kind !== FIRE_KIND) return;
   const ref = tx.get<{ instanceId: string }>(C.byTask, d.taskId);
   const view = ref && tx.get<ScheduleInstanceView>(C.instances, ref.instanceId);
@@ -168,8 +171,8 @@ export const scheduleInstancesProjector = defineProjector({
   version: 1,
   handles: [...scheduleInstanceEvents.map((e) => e.type), 'work.enqueued', 'task.submitted'],
   apply(event, tx) {
-    if (event.type === 'work.enqueued') applyWorkEnqueued(event, tx);
-    else if (event.type === 'task.submitted') applyTaskSubmitted(event, tx);
+    if (isEvent(event, 'work.enqueued')) applyWorkEnqueued(event, tx);
+    else if (isEvent(event, 'task.submitted')) applyTaskSubmitted(event, tx);
     else applyInstanceEvent(event, tx);
   },
 });

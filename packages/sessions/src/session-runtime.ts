@@ -2,6 +2,7 @@ import {
   type BusyMode,
   ChannelBinding,
   type EventMeta,
+  findEvent,
   type IdGenerator,
   IdPrefix,
   type MessageVisibility,
@@ -80,7 +81,7 @@ export class SessionRuntime {
       this.createStream(sessionId, { title, coreId: parsed.coreId, binding: parsed, mode: options.mode }),
       { ...this.appendOptions(sessionId), idempotencyKey: `session.binding:${bindingKey(parsed)}` },
     );
-    const recorded = (result.events[0]!.data as { sessionId: string }).sessionId;
+    const recorded: string = findEvent(result.events, 'session.created')?.data.sessionId ?? sessionId;
     return { session: await this.get(recorded), created: !result.replayed };
   }
 

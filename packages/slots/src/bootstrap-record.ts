@@ -1,4 +1,4 @@
-import type { EventData, SlotStarted } from '@demiurge/contracts';
+import { isEvent } from '@demiurge/contracts';
 import type { EventStore } from '@demiurge/event-store';
 import {
   type BootstrapView,
@@ -35,9 +35,10 @@ export async function bootstrapRecord(store: EventStore, sessionId: string, slot
   let done = false;
   let open: { slotRunId: string; since: number } | null = null;
   for await (const event of store.iterate({ types: slotRunsProjector.handles })) {
-    const { slotRunId } = event.data as { slotRunId: string };
+    if (!isEvent(event, 'slot.started', 'slot.finished', 'slot.failed', 'slot.timed_out')) continue;
+    const { slotRunId } = event.data;
     if (event.type === 'slot.started') {
-      const d = event.data as EventData<typeof SlotStarted>;
+      const d = event.data;
       if (d.phase === 'bootstrap' && d.sessionId === sessionId && d.slotId === slotId) {
         mine.add(slotRunId);
         open = { slotRunId, since: Date.parse(event.recordedAt) };

@@ -1,5 +1,5 @@
 import type { Actor, Clock, EventMeta, IdGenerator, NewEvent } from '@demiurge/contracts';
-import { DemiurgeError, IdPrefix } from '@demiurge/contracts';
+import { DemiurgeError, findEvent, IdPrefix } from '@demiurge/contracts';
 import type { EventStore } from '@demiurge/event-store';
 import { type SlotEventType, slotLifecycle } from '@demiurge/lifecycle';
 import type { AgentCore, FailurePolicy, SlotMode, SlotSpec } from './agent-core.js';
@@ -88,8 +88,9 @@ export async function invokeSlot(env: InvocationEnv, request: InvocationRequest)
     }),
     { meta, ...(request.idempotencyKey ? { idempotencyKey: request.idempotencyKey } : {}) },
   );
-  if (started.replayed)
-    return { status: 'skipped', slotRunId: (started.events[0]!.data as { slotRunId: string }).slotRunId };
+  if (started.replayed) {
+    return { status: 'skipped', slotRunId: findEvent(started.events, 'slot.started')?.data.slotRunId ?? slotRunId };
+  }
 
   const begun = env.clock.now();
   const ctrl = new AbortController();

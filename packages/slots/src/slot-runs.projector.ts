@@ -1,5 +1,4 @@
-import type { EventData, RecordedEvent, SlotFailed, SlotStarted, SlotTimedOut } from '@demiurge/contracts';
-import { slotEvents } from '@demiurge/contracts';
+import { asDomainEvent, type RecordedEvent, slotEvents } from '@demiurge/contracts';
 import { defineProjector, type ProjectionTx } from '@demiurge/event-store';
 
 /** One slot invocation as the log tells it. */
@@ -42,10 +41,11 @@ export const SlotRunCollections = {
 export const bootstrapKey = (sessionId: string, slotId: string) => `${sessionId}/${slotId}`;
 
 /** Whether an ended run lets the session go on without running the slot again. */
-export function endsBootstrap(event: RecordedEvent): boolean {
+export function endsBootstrap(recorded: RecordedEvent): boolean {
+  const event = asDomainEvent(recorded);
   if (event.type === 'slot.finished') return true;
   if (event.type === 'slot.failed' || event.type === 'slot.timed_out') {
-    return (event.data as EventData<typeof SlotFailed> | EventData<typeof SlotTimedOut>).policy === 'soft';
+    return event.data.policy === 'soft';
   }
   return false;
 }
@@ -58,9 +58,10 @@ export const slotRunsProjector = defineProjector({
   name: 'slot-runs',
   version: 1,
   handles: slotEvents.map((e) => e.type),
-  apply(event, tx) {
+  apply(recorded, tx) {
+    const event = asDomainEvent(recorded);
     if (event.type === 'slot.started') {
-      const d = event.data as EventData<typeof SlotStarted>;
+      const d = event.data;
       const run: SlotRunView = {
         slotRunId: d.slotRunId,
         sessionId: d.sessionId,
@@ -79,16 +80,17 @@ export const slotRunsProjector = defineProjector({
       if (d.phase === 'bootstrap') startBootstrap(tx, run);
       return;
     }
-    const { slotRunId } = event.data as { slotRunId: string };
+    if (event.type !== 'slot.finished' && event.type !== 'slot.failed' && event.type !== 'slot.timed_out') return;
+    const { slotRunId } = event.data;
     const run = tx.get<SlotRunView>(SlotRunCollections.runs, slotRunId);
     if (run?.status !== 'running') return;
-    const failure = event.data as Partial<EventData<typeof SlotFailed>>;
+    const failure = event.type === 'slot.finished' ? undefined : event.data;
     const ended: SlotRunView = {
       ...run,
       status: event.type === 'slot.finished' ? 'finished' : event.type === 'slot.failed' ? 'failed' : 'timed_out',
-      policy: failure.policy ?? null,
+      policy: failure?.policy ?? null,
       error:
-        failure.error ??
+        (failure && 'error' in failure ? failure.error : undefined) ??
         (event.type === 'slot.timed_out' ? { code: 'slot_timed_out', message: 'the slot ran past its timeout' } : null),
       endedAt: event.recordedAt,
     };

@@ -1,3 +1,4 @@
+import { isEvent } from '@demiurge/contracts';
 import type { RuntimeControlPlane, TaskRef } from '@demiurge/control-plane';
 import type { EventStore } from '@demiurge/event-store';
 import type { TaskArtifact, TaskLogLine, TaskStatus, TaskView } from '@demiurge/projector-task-board';
@@ -66,8 +67,8 @@ export async function readTaskLogs(
   ref: TaskRef,
 ): Promise<TaskLogs> {
   const view = await controlPlane.getTask(ref);
-  const logs = (await store.readStream(ref.taskId)).filter((e) => e.type === 'task.log');
-  const truncated = logs.some((e) => (e.data as { text: string }).text.startsWith(TRUNCATION_MARK));
+  const logs = (await store.readStream(ref.taskId)).filter((e) => isEvent(e, 'task.log'));
+  const truncated = logs.some((e) => isEvent(e, 'task.log') && e.data.text.startsWith(TRUNCATION_MARK));
   return {
     taskId: view.taskId,
     status: view.status,

@@ -75,7 +75,7 @@ export function deliveryWalk(
     streamId: (m) => m.deliveryId,
     data: deliveryData,
     taken(m, type, data) {
-      if (type === 'delivery.queued') m.channel = data.channel as string;
+      if (type === 'delivery.queued') m.channel = String(data.channel);
       if (type === 'delivery.sending') m.sends++;
     },
   };

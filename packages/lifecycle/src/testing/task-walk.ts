@@ -97,11 +97,11 @@ export function taskWalk(ids: IdGenerator, sessions: readonly string[]): WalkSpe
     streamId: (m) => m.taskId,
     data: taskData,
     taken(m, type, data) {
-      if (type === 'task.submitted') m.kind = data.kind as string;
+      if (type === 'task.submitted') m.kind = String(data.kind);
       if (type === 'task.deleted') m.deleted = true;
       if (type === 'task.completion_ready') m.completion = 'ready';
       if (type === 'task.completion_acknowledged') m.completion = 'acknowledged';
-      if (type === 'task.log') m.logs.push({ stream: data.stream as string, text: data.text as string });
+      if (type === 'task.log') m.logs.push({ stream: String(data.stream), text: String(data.text) });
     },
   };
 }

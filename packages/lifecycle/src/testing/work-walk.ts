@@ -91,10 +91,10 @@ export const workWalk: WalkSpec<WorkState, WorkEventType, WorkModel> = {
   streamId: (m) => m.workId,
   data: workData,
   taken(m, type, data) {
-    if (type === 'work.enqueued') m.kind = data.kind as string;
+    if (type === 'work.enqueued') m.kind = String(data.kind);
     if (type === 'work.claimed') {
       m.claims++;
-      m.claimToken = data.claimToken as string;
+      m.claimToken = String(data.claimToken);
     }
   },
 };

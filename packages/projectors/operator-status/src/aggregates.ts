@@ -1,12 +1,10 @@
-import type {
-  DeliveryQueued,
-  DeliveryUnknown,
-  EventData,
-  RecordedEvent,
-  TaskSubmitted,
-  WorkCorrupt,
-  WorkEnqueued,
-  WorkUnknown,
+import {
+  asDomainEvent,
+  deliveryEvents,
+  isEvent,
+  type RecordedEvent,
+  taskEvents,
+  workEvents,
 } from '@demiurge/contracts';
 import { deliveryLifecycle, type Lifecycle, taskLifecycle, workLifecycle } from '@demiurge/lifecycle';
 import type { OperatorAggregate, OperatorError, OperatorItemStatus } from './operator-status.view.js';
@@ -15,22 +13,29 @@ import type { OperatorAggregate, OperatorError, OperatorItemStatus } from './ope
 export interface AggregateSpec {
   readonly aggregate: OperatorAggregate;
   readonly lifecycle: Lifecycle;
-  /** The aggregate id an event's data names. */
-  idOf(data: unknown): string;
-  /** Kind, label and session, from the creation event's data. */
-  describe(data: unknown): { kind: string; label: string; sessionId: string | null; subject?: string };
+  /** The aggregate id an event names (undefined: not this aggregate's event). */
+  idOf(event: RecordedEvent): string | undefined;
+  /** Kind, label and session, from the creation event (undefined for any other event). */
+  describe(
+    event: RecordedEvent,
+  ): { kind: string; label: string; sessionId: string | null; subject?: string } | undefined;
   /** The statuses listed in `running`. */
   readonly running: readonly OperatorItemStatus[];
   /** The statuses listed in `needs-operator`. */
   readonly needsOperator: readonly OperatorItemStatus[];
 }
 
+const workTypes = workEvents.map((e) => e.type);
+const taskTypes = taskEvents.map((e) => e.type);
+const deliveryTypes = deliveryEvents.map((e) => e.type);
+
 const work: AggregateSpec = {
   aggregate: 'work',
   lifecycle: workLifecycle,
-  idOf: (data) => (data as { workId: string }).workId,
-  describe(data) {
-    const d = data as EventData<typeof WorkEnqueued>;
+  idOf: (event) => (isEvent(event, ...workTypes) ? event.data.workId : undefined),
+  describe(event) {
+    if (!isEvent(event, 'work.enqueued')) return undefined;
+    const d = event.data;
     return { kind: d.kind, label: `${d.kind} for ${d.subjectId}`, sessionId: null, subject: d.subjectId };
   },
   running: ['claimed', 'running', 'sending'],
@@ -40,9 +45,10 @@ const work: AggregateSpec = {
 const task: AggregateSpec = {
   aggregate: 'task',
   lifecycle: taskLifecycle,
-  idOf: (data) => (data as { taskId: string }).taskId,
-  describe(data) {
-    const d = data as EventData<typeof TaskSubmitted>;
+  idOf: (event) => (isEvent(event, ...taskTypes) ? event.data.taskId : undefined),
+  describe(event) {
+    if (!isEvent(event, 'task.submitted')) return undefined;
+    const d = event.data;
     return { kind: d.kind, label: d.title, sessionId: d.sessionId };
   },
   running: ['active'],
@@ -52,9 +58,10 @@ const task: AggregateSpec = {
 const delivery: AggregateSpec = {
   aggregate: 'delivery',
   lifecycle: deliveryLifecycle,
-  idOf: (data) => (data as { deliveryId: string }).deliveryId,
-  describe(data) {
-    const d = data as EventData<typeof DeliveryQueued>;
+  idOf: (event) => (isEvent(event, ...deliveryTypes) ? event.data.deliveryId : undefined),
+  describe(event) {
+    if (!isEvent(event, 'delivery.queued')) return undefined;
+    const d = event.data;
     return { kind: d.channel, label: `${d.channel} to ${d.conversationKey ?? d.sessionId}`, sessionId: d.sessionId };
   },
   running: [],
@@ -67,28 +74,30 @@ const specs: Record<string, AggregateSpec> = { work, task, delivery };
 export const specOf = (type: string): AggregateSpec | undefined => specs[type.slice(0, type.indexOf('.'))];
 
 /** The failure an event records: `task/work/delivery.failed`'s error, or `work.corrupt` as code `corrupt`. */
-export function errorOf(event: RecordedEvent): OperatorError | undefined {
+export function errorOf(recorded: RecordedEvent): OperatorError | undefined {
+  const event = asDomainEvent(recorded);
   switch (event.type) {
     case 'task.failed':
     case 'work.failed':
     case 'delivery.failed':
-      return (event.data as { error: OperatorError }).error;
+      return event.data.error;
     case 'work.corrupt':
-      return { code: 'corrupt', message: (event.data as EventData<typeof WorkCorrupt>).detail };
+      return { code: 'corrupt', message: event.data.detail };
     default:
       return undefined;
   }
 }
 
 /** Why an item now needs an operator, from the event that put it there. */
-export function operatorReason(event: RecordedEvent): string {
+export function operatorReason(recorded: RecordedEvent): string {
+  const event = asDomainEvent(recorded);
   switch (event.type) {
     case 'work.unknown':
-      return (event.data as EventData<typeof WorkUnknown>).reason;
+      return event.data.reason;
     case 'delivery.unknown':
-      return (event.data as EventData<typeof DeliveryUnknown>).reason;
+      return event.data.reason;
     case 'work.corrupt':
-      return (event.data as EventData<typeof WorkCorrupt>).detail;
+      return event.data.detail;
     case 'work.lease_expired':
       return 'the lease expired while sending';
     default:

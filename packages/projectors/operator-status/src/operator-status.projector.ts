@@ -1,12 +1,4 @@
-import {
-  deliveryEvents,
-  type EventData,
-  type RecordedEvent,
-  type TaskCompletionAcknowledged,
-  type TaskCompletionReady,
-  taskEvents,
-  workEvents,
-} from '@demiurge/contracts';
+import { asDomainEvent, deliveryEvents, type RecordedEvent, taskEvents, workEvents } from '@demiurge/contracts';
 import { defineProjector, type ProjectionTx } from '@demiurge/event-store';
 import { allowedEvents, NONE, nextState } from '@demiurge/lifecycle';
 import { type AggregateSpec, errorOf, operatorReason, specOf } from './aggregates.js';
@@ -73,9 +65,10 @@ function moveStatus(
  * A notice is pending from task.completion_ready (the task ended, or is blocked) until the parent
  * acknowledges it, or until the task is deleted or archived (its notices are settled in that commit).
  */
-function trackCompletion(tx: ProjectionTx, event: RecordedEvent, task: OperatorItem): void {
+function trackCompletion(tx: ProjectionTx, recorded: RecordedEvent, task: OperatorItem): void {
+  const event = asDomainEvent(recorded);
   if (event.type === 'task.completion_ready') {
-    const d = event.data as EventData<typeof TaskCompletionReady>;
+    const d = event.data;
     const entry: PendingCompletion = {
       taskId: task.id,
       sessionId: task.sessionId ?? '',
@@ -86,7 +79,7 @@ function trackCompletion(tx: ProjectionTx, event: RecordedEvent, task: OperatorI
     tx.put(C.pendingCompletions, task.id, entry);
   } else if (event.type === 'task.completion_acknowledged') {
     // The latest notice of the task is the pending one: an acknowledgement of an earlier one leaves it.
-    const acked = (event.data as EventData<typeof TaskCompletionAcknowledged>).workId;
+    const acked = event.data.workId;
     const entry = tx.get<PendingCompletion>(C.pendingCompletions, task.id);
     if (!acked || !entry?.workId || entry.workId === acked) tx.delete(C.pendingCompletions, task.id);
   } else if (event.type === 'task.deleted' || event.type === 'task.archived') {
@@ -115,7 +108,8 @@ export const operatorStatusProjector = defineProjector({
   apply(event, tx) {
     const spec = specOf(event.type);
     if (!spec) return;
-    const id = spec.idOf(event.data);
+    const id = spec.idOf(event);
+    if (id === undefined) return;
     const key = operatorItemKey(spec.aggregate, id);
     const item = tx.get<OperatorItem>(C.items, key);
     const to = nextState(spec.lifecycle, item?.status ?? NONE, { type: event.type, data: event.data }) as
@@ -124,7 +118,9 @@ export const operatorStatusProjector = defineProjector({
       | undefined;
     if (to === undefined || to === NONE) return;
     const error = errorOf(event);
-    const { kind, label, sessionId, subject } = item ?? spec.describe(event.data);
+    const described = item ?? spec.describe(event);
+    if (!described) return;
+    const { kind, label, sessionId, subject } = described;
     const next: OperatorItem = {
       aggregate: spec.aggregate,
       id,

@@ -1,14 +1,4 @@
-import {
-  type DeliveryFailed,
-  type DeliveryQueued,
-  type DeliveryResolved,
-  type DeliverySent,
-  type DeliveryUnknown,
-  type DeliveryUnrouted,
-  deliveryEvents,
-  type EventData,
-  type RecordedEvent,
-} from '@demiurge/contracts';
+import { asDomainEvent, deliveryEvents, type EventOfType, isEvent, type RecordedEvent } from '@demiurge/contracts';
 import { defineProjector, type ProjectionTx } from '@demiurge/event-store';
 import {
   allowedEvents,
@@ -28,8 +18,10 @@ import {
   sessionDeliveryKey,
 } from './delivery.view.js';
 
-function created(event: RecordedEvent, status: DeliveryStatus): DeliveryView {
-  const d = event.data as EventData<typeof DeliveryQueued>;
+const domainTypes = deliveryEvents.map((e) => e.type);
+
+function created(event: EventOfType<'delivery.queued'>, status: DeliveryStatus): DeliveryView {
+  const d = event.data;
   return {
     deliveryId: d.deliveryId,
     sessionId: d.sessionId,
@@ -52,20 +44,21 @@ function created(event: RecordedEvent, status: DeliveryStatus): DeliveryView {
 }
 
 /** The fields one accepted event sets. */
-function changes(delivery: DeliveryView, event: RecordedEvent): Partial<DeliveryView> {
+function changes(delivery: DeliveryView, recorded: RecordedEvent): Partial<DeliveryView> {
+  const event = asDomainEvent(recorded);
   switch (event.type) {
     case 'delivery.sending':
       return { attempts: delivery.attempts + 1 };
     case 'delivery.sent':
-      return { externalId: (event.data as EventData<typeof DeliverySent>).externalId ?? null };
+      return { externalId: event.data.externalId ?? null };
     case 'delivery.failed':
-      return { lastError: (event.data as EventData<typeof DeliveryFailed>).error };
+      return { lastError: event.data.error };
     case 'delivery.unrouted':
-      return { unroutedReason: (event.data as EventData<typeof DeliveryUnrouted>).reason };
+      return { unroutedReason: event.data.reason };
     case 'delivery.unknown':
-      return { unknownReason: (event.data as EventData<typeof DeliveryUnknown>).reason };
+      return { unknownReason: event.data.reason };
     case 'delivery.resolved': {
-      const d = event.data as EventData<typeof DeliveryResolved>;
+      const d = event.data;
       return { resolution: { decision: d.decision, note: d.note ?? null, at: event.recordedAt } };
     }
     default:
@@ -109,12 +102,18 @@ export const outboxProjector = defineProjector({
   version: 1,
   handles: deliveryEvents.map((e) => e.type),
   apply(event, tx) {
-    const { deliveryId } = event.data as { deliveryId: string };
+    if (!isEvent(event, ...domainTypes)) return;
+    const { deliveryId } = event.data;
     const delivery = tx.get<DeliveryView>(OutboxCollections.deliveries, deliveryId);
     const from: DeliveryState = delivery?.status ?? NONE;
     const to = nextState(deliveryLifecycle, from, { type: event.type as DeliveryEventType, data: event.data });
     if (to === undefined || to === NONE) return;
-    const next = delivery ? evolve(delivery, event, to) : created(event, to);
+    const next = delivery
+      ? evolve(delivery, event, to)
+      : isEvent(event, 'delivery.queued')
+        ? created(event, to)
+        : undefined;
+    if (!next) return;
     writeIndexes(tx, delivery, next);
     tx.put(OutboxCollections.deliveries, deliveryId, next);
   },

@@ -1,11 +1,4 @@
-import type {
-  ApprovalConsumed,
-  ApprovalDenied,
-  ApprovalGranted,
-  ApprovalRequested,
-  EventData,
-  RecordedEvent,
-} from '@demiurge/contracts';
+import { approvalEvents, asDomainEvent, type EventOfType, isEvent, type RecordedEvent } from '@demiurge/contracts';
 import type { ProjectionTx } from '@demiurge/event-store';
 import { type ApprovalEventType, type ApprovalState, approvalLifecycle, NONE, nextState } from '@demiurge/lifecycle';
 import {
@@ -18,8 +11,10 @@ import {
 import { isoTime } from './iso-time.js';
 import { RunsCollections } from './runs.collections.js';
 
-function created(event: RecordedEvent, status: ApprovalStatus): ApprovalView {
-  const d = event.data as EventData<typeof ApprovalRequested>;
+const domainTypes = approvalEvents.map((e) => e.type);
+
+function created(event: EventOfType<'approval.requested'>, status: ApprovalStatus): ApprovalView {
+  const d = event.data;
   return {
     approvalId: d.approvalId,
     sessionId: d.sessionId,
@@ -41,16 +36,17 @@ function created(event: RecordedEvent, status: ApprovalStatus): ApprovalView {
 }
 
 /** The fields one accepted event sets. */
-function changes(event: RecordedEvent): Partial<ApprovalView> {
+function changes(recorded: RecordedEvent): Partial<ApprovalView> {
+  const event = asDomainEvent(recorded);
   switch (event.type) {
     case 'approval.granted':
     case 'approval.denied':
       return {
         decidedBy: event.meta.actor,
-        note: (event.data as EventData<typeof ApprovalGranted | typeof ApprovalDenied>).note ?? null,
+        note: event.data.note ?? null,
       };
     case 'approval.consumed':
-      return { consumedBy: (event.data as EventData<typeof ApprovalConsumed>).toolCallId ?? null };
+      return { consumedBy: event.data.toolCallId ?? null };
     default:
       return {};
   }
@@ -71,14 +67,18 @@ function reindex(tx: ProjectionTx, before: ApprovalView | undefined, after: Appr
  * fields and indexes. An event the machine refuses, or one for an approval never requested, changes nothing.
  */
 export function applyApprovalEvent(event: RecordedEvent, tx: ProjectionTx): void {
-  const { approvalId } = event.data as { approvalId: string };
+  if (!isEvent(event, ...domainTypes)) return;
+  const { approvalId } = event.data;
   const approval = tx.get<ApprovalView>(RunsCollections.approvals, approvalId);
   const from: ApprovalState = approval?.status ?? NONE;
   const to = nextState(approvalLifecycle, from, { type: event.type as ApprovalEventType, data: event.data });
   if (to === undefined || to === NONE) return;
   const next = approval
     ? { ...approval, ...changes(event), status: to, updatedAt: event.recordedAt }
-    : created(event, to);
+    : isEvent(event, 'approval.requested')
+      ? created(event, to)
+      : undefined;
+  if (!next) return;
   reindex(tx, approval, next);
   tx.put(RunsCollections.approvals, approvalId, next);
 }

@@ -1,19 +1,13 @@
-import type {
-  EventData,
-  RecordedEvent,
-  ToolCallDenied,
-  ToolCallFailed,
-  ToolCallRequested,
-  ToolCallResolved,
-  ToolCallSucceeded,
-} from '@demiurge/contracts';
+import { asDomainEvent, type EventOfType, isEvent, type RecordedEvent, toolCallEvents } from '@demiurge/contracts';
 import type { ProjectionTx } from '@demiurge/event-store';
 import { NONE, nextState, type ToolCallEventType, type ToolCallState, toolCallLifecycle } from '@demiurge/lifecycle';
 import { RunsCollections } from './runs.collections.js';
 import { type ToolCallStatus, type ToolCallView, turnToolCallKey } from './tool-call.view.js';
 
-function created(event: RecordedEvent, status: ToolCallStatus): ToolCallView {
-  const d = event.data as EventData<typeof ToolCallRequested>;
+const domainTypes = toolCallEvents.map((e) => e.type);
+
+function created(event: EventOfType<'tool_call.requested'>, status: ToolCallStatus): ToolCallView {
+  const d = event.data;
   return {
     toolCallId: d.toolCallId,
     sessionId: d.sessionId,
@@ -36,21 +30,22 @@ function created(event: RecordedEvent, status: ToolCallStatus): ToolCallView {
 }
 
 /** The fields one accepted event sets. */
-function changes(event: RecordedEvent): Partial<ToolCallView> {
+function changes(recorded: RecordedEvent): Partial<ToolCallView> {
+  const event = asDomainEvent(recorded);
   switch (event.type) {
     case 'tool_call.denied': {
-      const d = event.data as EventData<typeof ToolCallDenied>;
+      const d = event.data;
       return { denial: { policy: d.policy, reason: d.reason } };
     }
     case 'tool_call.succeeded':
-      return { output: (event.data as EventData<typeof ToolCallSucceeded>).output ?? null };
+      return { output: event.data.output ?? null };
     case 'tool_call.failed':
-      return { error: (event.data as EventData<typeof ToolCallFailed>).error };
+      return { error: event.data.error };
     case 'tool_call.cancelled':
     case 'tool_call.unknown':
-      return { reason: (event.data as { reason: string }).reason };
+      return { reason: event.data.reason };
     case 'tool_call.resolved':
-      return { resolution: (event.data as EventData<typeof ToolCallResolved>).decision };
+      return { resolution: event.data.decision };
     default:
       return {};
   }
@@ -63,7 +58,8 @@ function changes(event: RecordedEvent): Partial<ToolCallView> {
  * requested, changes nothing.
  */
 export function applyToolCallEvent(event: RecordedEvent, tx: ProjectionTx): void {
-  const { toolCallId } = event.data as { toolCallId: string };
+  if (!isEvent(event, ...domainTypes)) return;
+  const { toolCallId } = event.data;
   const call = tx.get<ToolCallView>(RunsCollections.toolCalls, toolCallId);
   const from: ToolCallState = call?.status ?? NONE;
   const to = nextState(toolCallLifecycle, from, { type: event.type as ToolCallEventType, data: event.data });
@@ -77,6 +73,7 @@ export function applyToolCallEvent(event: RecordedEvent, tx: ProjectionTx): void
     });
     return;
   }
+  if (!isEvent(event, 'tool_call.requested')) return;
   const next = created(event, to);
   tx.put(RunsCollections.toolCallsByTurn, turnToolCallKey(next.turnId, next.stepId, toolCallId), toolCallId);
   tx.put(RunsCollections.toolCalls, toolCallId, next);

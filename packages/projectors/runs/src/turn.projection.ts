@@ -1,4 +1,4 @@
-import type { EventData, RecordedEvent, TurnStarted } from '@demiurge/contracts';
+import { isEvent, type RecordedEvent } from '@demiurge/contracts';
 import type { ProjectionTx } from '@demiurge/event-store';
 import { NONE, nextState, type TurnEventType, type TurnState, turnLifecycle } from '@demiurge/lifecycle';
 import type { RunView, TurnRunEntry } from './run.view.js';
@@ -12,12 +12,13 @@ import { RunsCollections } from './runs.collections.js';
  * refused and changes nothing, as does any event of a turn without a known run.
  */
 export function applyTurnEvent(event: RecordedEvent, tx: ProjectionTx): void {
-  const { turnId } = event.data as { turnId: string };
+  if (!isEvent(event, 'turn.started', 'turn.completed', 'turn.failed', 'turn.cancelled')) return;
+  const { turnId } = event.data;
   const turn = tx.get<TurnRunEntry>(RunsCollections.turnRuns, turnId);
   const from: TurnState = turn?.status ?? NONE;
   const to = nextState(turnLifecycle, from, { type: event.type as TurnEventType, data: event.data });
   if (to === undefined || to === NONE) return;
-  const runId = turn?.runId ?? (event.data as EventData<typeof TurnStarted>).runId;
+  const runId = turn?.runId ?? (isEvent(event, 'turn.started') ? event.data.runId : undefined);
   const run = runId === undefined ? undefined : tx.get<RunView>(RunsCollections.runs, runId);
   if (runId === undefined || !run) return;
   const started = event.type === 'turn.started';

@@ -1,17 +1,4 @@
-import type {
-  EventData,
-  MessageRecorded,
-  RecordedEvent,
-  SessionArchived,
-  SessionBusyModeChanged,
-  SessionCreated,
-  SessionModeChanged,
-  SessionUpdated,
-  TurnCancelled,
-  TurnCompleted,
-  TurnFailed,
-  TurnStarted,
-} from '@demiurge/contracts';
+import { asDomainEvent, type RecordedEvent } from '@demiurge/contracts';
 import { defineProjector, type ProjectionTx } from '@demiurge/event-store';
 
 /** One session as the board shows it. */
@@ -113,10 +100,11 @@ export const sessionsProjector = defineProjector({
     'turn.failed',
     'turn.cancelled',
   ],
-  apply(event, tx) {
+  apply(recorded, tx) {
+    const event = asDomainEvent(recorded);
     switch (event.type) {
       case 'session.created': {
-        const d = event.data as EventData<typeof SessionCreated>;
+        const d = event.data;
         const view: SessionView = {
           sessionId: d.sessionId,
           title: d.title,
@@ -140,27 +128,27 @@ export const sessionsProjector = defineProjector({
         return;
       }
       case 'session.updated': {
-        const d = event.data as EventData<typeof SessionUpdated>;
+        const d = event.data;
         updateSession(tx, event, d.sessionId, (s) => ({ ...s, title: d.title }));
         return;
       }
       case 'session.archived': {
-        const d = event.data as EventData<typeof SessionArchived>;
+        const d = event.data;
         updateSession(tx, event, d.sessionId, (s) => ({ ...s, status: 'archived', archivedReason: d.reason }));
         return;
       }
       case 'session.mode_changed': {
-        const d = event.data as EventData<typeof SessionModeChanged>;
+        const d = event.data;
         updateSession(tx, event, d.sessionId, (s) => ({ ...s, mode: d.mode }));
         return;
       }
       case 'session.busy_mode_changed': {
-        const d = event.data as EventData<typeof SessionBusyModeChanged>;
+        const d = event.data;
         updateSession(tx, event, d.sessionId, (s) => ({ ...s, busyMode: d.busyMode }));
         return;
       }
       case 'message.recorded': {
-        const d = event.data as EventData<typeof MessageRecorded>;
+        const d = event.data;
         if (d.visibility !== 'transient') {
           const entry: TranscriptEntry = {
             messageId: d.messageId,
@@ -182,7 +170,7 @@ export const sessionsProjector = defineProjector({
         return;
       }
       case 'turn.started': {
-        const d = event.data as EventData<typeof TurnStarted>;
+        const d = event.data;
         const turn: TurnView = {
           turnId: d.turnId,
           sessionId: d.sessionId,
@@ -199,7 +187,7 @@ export const sessionsProjector = defineProjector({
         return;
       }
       case 'turn.model_responded': {
-        const d = event.data as { turnId: string };
+        const d = event.data;
         const sessionId = tx.get<string>(SessionCollections.turnSessions, d.turnId);
         const turn = sessionId ? tx.get<TurnView>(SessionCollections.turns, turnKey(sessionId, d.turnId)) : undefined;
         if (turn)
@@ -209,10 +197,7 @@ export const sessionsProjector = defineProjector({
       case 'turn.completed':
       case 'turn.failed':
       case 'turn.cancelled': {
-        const d = event.data as
-          | EventData<typeof TurnCompleted>
-          | EventData<typeof TurnFailed>
-          | EventData<typeof TurnCancelled>;
+        const d = event.data;
         const key = turnKey(d.sessionId, d.turnId);
         const turn = tx.get<TurnView>(SessionCollections.turns, key);
         if (turn) {

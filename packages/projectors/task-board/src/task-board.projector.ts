@@ -1,17 +1,4 @@
-import {
-  type EventData,
-  type RecordedEvent,
-  type TaskArtifactRecorded,
-  type TaskBlocked,
-  type TaskCancelled,
-  type TaskCompleted,
-  type TaskFailed,
-  type TaskLog,
-  type TaskProcessStarted,
-  type TaskStarted,
-  type TaskSubmitted,
-  taskEvents,
-} from '@demiurge/contracts';
+import { asDomainEvent, type EventOfType, isEvent, type RecordedEvent, taskEvents } from '@demiurge/contracts';
 import { defineProjector, type ProjectionTx } from '@demiurge/event-store';
 import { allowedEvents, NONE, nextState, type TaskEventType, type TaskState, taskLifecycle } from '@demiurge/lifecycle';
 import {
@@ -26,8 +13,10 @@ import {
   type TaskView,
 } from './task.view.js';
 
-function created(event: RecordedEvent, status: TaskStatus): TaskView {
-  const d = event.data as EventData<typeof TaskSubmitted>;
+const taskEventTypes = taskEvents.map((e) => e.type);
+
+function created(event: EventOfType<'task.submitted'>, status: TaskStatus): TaskView {
+  const d = event.data;
   return {
     taskId: d.taskId,
     sessionId: d.sessionId,
@@ -58,39 +47,40 @@ function created(event: RecordedEvent, status: TaskStatus): TaskView {
 }
 
 /** The fields one accepted event sets. */
-function changes(task: TaskView, event: RecordedEvent): Partial<TaskView> {
+function changes(task: TaskView, recorded: RecordedEvent): Partial<TaskView> {
+  const event = asDomainEvent(recorded);
   switch (event.type) {
     case 'task.started':
-      return { worker: (event.data as EventData<typeof TaskStarted>).worker };
+      return { worker: event.data.worker };
     case 'task.blocked': {
-      const d = event.data as EventData<typeof TaskBlocked>;
+      const d = event.data;
       return { blocked: { reason: d.reason, resumable: d.resumable } };
     }
     case 'task.completed': {
-      const d = event.data as EventData<typeof TaskCompleted>;
+      const d = event.data;
       return { summary: d.summary ?? null, exitCode: d.exitCode ?? null };
     }
     case 'task.failed': {
-      const d = event.data as EventData<typeof TaskFailed>;
+      const d = event.data;
       return { error: d.error, exitCode: d.exitCode ?? null };
     }
     case 'task.cancelled': {
-      const d = event.data as EventData<typeof TaskCancelled>;
+      const d = event.data;
       return { cancelReason: d.reason, ...(d.cleanupError ? { cleanupError: d.cleanupError } : {}) };
     }
     case 'task.deleted':
       return { hidden: true };
     case 'task.log': {
-      const d = event.data as EventData<typeof TaskLog>;
+      const d = event.data;
       const line = { stream: d.stream, text: d.text, at: event.recordedAt };
       return { logTail: [...task.logTail, line].slice(-LOG_TAIL_LINES) };
     }
     case 'task.process_started': {
-      const { taskId: _, startMarker, ...d } = event.data as EventData<typeof TaskProcessStarted>;
+      const { taskId: _, startMarker, ...d } = event.data;
       return { process: { ...d, startMarker: startMarker ?? null, at: event.recordedAt } };
     }
     case 'task.artifact_recorded': {
-      const { taskId: _, sha256, ...d } = event.data as EventData<typeof TaskArtifactRecorded>;
+      const { taskId: _, sha256, ...d } = event.data;
       return { artifacts: [...task.artifacts, { ...d, sha256: sha256 ?? null, at: event.recordedAt }] };
     }
     case 'task.completion_ready':
@@ -148,12 +138,14 @@ export const taskBoardProjector = defineProjector({
   version: 3,
   handles: taskEvents.map((e) => e.type),
   apply(event, tx) {
-    const { taskId } = event.data as { taskId: string };
+    if (!isEvent(event, ...taskEventTypes)) return;
+    const { taskId } = event.data;
     const task = tx.get<TaskView>(TaskBoardCollections.tasks, taskId);
     const from: TaskState = task?.status ?? NONE;
     const to = nextState(taskLifecycle, from, { type: event.type as TaskEventType, data: event.data });
     if (to === undefined || to === NONE) return;
-    const next = task ? evolve(task, event, to) : created(event, to);
+    const next = task ? evolve(task, event, to) : isEvent(event, 'task.submitted') ? created(event, to) : undefined;
+    if (!next) return;
     writeIndexes(tx, task, next);
     tx.put(TaskBoardCollections.tasks, taskId, next);
   },

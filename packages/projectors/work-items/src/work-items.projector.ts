@@ -1,15 +1,4 @@
-import {
-  type EventData,
-  type RecordedEvent,
-  type WorkClaimed,
-  type WorkCorrupt,
-  type WorkEnqueued,
-  type WorkFailed,
-  type WorkHeartbeat,
-  type WorkResolved,
-  type WorkSucceeded,
-  workEvents,
-} from '@demiurge/contracts';
+import { asDomainEvent, type EventOfType, isEvent, type RecordedEvent, workEvents } from '@demiurge/contracts';
 import { defineProjector, type ProjectionTx } from '@demiurge/event-store';
 import { allowedEvents, NONE, nextState, type WorkEventType, type WorkState, workLifecycle } from '@demiurge/lifecycle';
 import {
@@ -28,8 +17,10 @@ import {
 /** A time from event data as `Date#toISOString()` (the schema accepts any ISO precision; keys need one). */
 const isoTime = (time: string): string => new Date(time).toISOString();
 
-function created(event: RecordedEvent, status: WorkItemStatus): WorkItemView {
-  const d = event.data as EventData<typeof WorkEnqueued>;
+const workEventTypes = workEvents.map((e) => e.type);
+
+function created(event: EventOfType<'work.enqueued'>, status: WorkItemStatus): WorkItemView {
+  const d = event.data;
   const nextAttemptAt = d.notBefore === undefined ? null : isoTime(d.notBefore);
   return {
     workId: d.workId,
@@ -53,10 +44,11 @@ function created(event: RecordedEvent, status: WorkItemStatus): WorkItemView {
 }
 
 /** The fields one accepted event sets, before the per-status rules in {@link evolve}. */
-function changes(item: WorkItemView, event: RecordedEvent, status: WorkItemStatus): Partial<WorkItemView> {
+function changes(item: WorkItemView, recorded: RecordedEvent, status: WorkItemStatus): Partial<WorkItemView> {
+  const event = asDomainEvent(recorded);
   switch (event.type) {
     case 'work.claimed': {
-      const d = event.data as EventData<typeof WorkClaimed>;
+      const d = event.data;
       return {
         attempts: item.attempts + 1,
         claimToken: d.claimToken,
@@ -65,22 +57,22 @@ function changes(item: WorkItemView, event: RecordedEvent, status: WorkItemStatu
       };
     }
     case 'work.heartbeat':
-      return { leaseUntil: isoTime((event.data as EventData<typeof WorkHeartbeat>).leaseUntil) };
+      return { leaseUntil: isoTime(event.data.leaseUntil) };
     case 'work.succeeded':
-      return { externalRef: (event.data as EventData<typeof WorkSucceeded>).externalRef ?? null };
+      return { externalRef: event.data.externalRef ?? null };
     case 'work.failed': {
-      const d = event.data as EventData<typeof WorkFailed>;
+      const d = event.data;
       return {
         lastError: d.error,
         nextAttemptAt: status === 'retry_scheduled' && d.retryAt !== undefined ? isoTime(d.retryAt) : null,
       };
     }
     case 'work.resolved': {
-      const d = event.data as EventData<typeof WorkResolved>;
+      const d = event.data;
       return { nextAttemptAt: status === 'retry_scheduled' && d.retryAt !== undefined ? isoTime(d.retryAt) : null };
     }
     case 'work.corrupt':
-      return { lastError: { code: 'corrupt', message: (event.data as EventData<typeof WorkCorrupt>).detail } };
+      return { lastError: { code: 'corrupt', message: event.data.detail } };
     default:
       return {};
   }
@@ -170,12 +162,14 @@ export const workItemsProjector = defineProjector({
   version: 1,
   handles: workEvents.map((e) => e.type),
   apply(event, tx) {
-    const { workId } = event.data as { workId: string };
+    if (!isEvent(event, ...workEventTypes)) return;
+    const { workId } = event.data;
     const item = tx.get<WorkItemView>(WorkItemCollections.items, workId);
     const from: WorkState = item?.status ?? NONE;
     const to = nextState(workLifecycle, from, { type: event.type as WorkEventType, data: event.data });
     if (to === undefined || to === NONE) return;
-    const next = item ? evolve(item, event, to) : created(event, to);
+    const next = item ? evolve(item, event, to) : isEvent(event, 'work.enqueued') ? created(event, to) : undefined;
+    if (!next) return;
     reindex(tx, item, next);
     tx.put(WorkItemCollections.items, workId, next);
   },
