@@ -1,4 +1,3 @@
-export { commandLoop, type Loaded, loadAggregate, streamAppend } from '@demiurge/event-store';
 export {
   assertCompletionScope,
   type CompletionConsumer,

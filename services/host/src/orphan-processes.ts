@@ -1,6 +1,5 @@
 import type { EventData, ToolCallProcessStarted } from '@demiurge/contracts';
-import { commandLoop, loadAggregate, streamAppend } from '@demiurge/control-plane';
-import type { EventStore } from '@demiurge/event-store';
+import { commandLoop, type EventStore, loadAggregate, streamAppend } from '@demiurge/event-store';
 import { checkEvents, toolCallLifecycle } from '@demiurge/lifecycle';
 import { runsReader } from '@demiurge/projector-runs';
 import { currentBootId, parseStartMarker, stopTree } from '@demiurge/workers';
