@@ -5,6 +5,9 @@ export function hasTmux(): boolean {
   return spawnSync('tmux', ['-V'], { stdio: 'ignore' }).status === 0;
 }
 
+/** The environment variables by which a program (Ink's `is-in-ci`) decides that it runs in CI. */
+const CI_VARIABLES = ['CI', 'CONTINUOUS_INTEGRATION', 'BUILD_NUMBER', 'RUN_ID'];
+
 const quote = (s: string) => `'${s.replaceAll("'", `'\\''`)}'`;
 
 /**
@@ -22,7 +25,10 @@ export class TmuxTerminal {
   ) {
     this.socket = `demiurge-test-${process.pid}-${name}`;
     const vars = Object.entries(env).map(([k, v]) => `${k}=${quote(v)}`);
-    const line = `cd ${quote(cwd)} && env ${vars.join(' ')} ${command.map(quote).join(' ')}; echo "[exit $?]"; sleep 600`;
+    // A person's terminal, not a CI job: Ink (the TUI's renderer) draws only its last frame when it sees a CI
+    // variable, so the ones it looks at are unset for the program.
+    const unset = CI_VARIABLES.map((name) => `-u ${name}`).join(' ');
+    const line = `cd ${quote(cwd)} && env ${unset} ${vars.join(' ')} ${command.map(quote).join(' ')}; echo "[exit $?]"; sleep 600`;
     this.tmux(['new-session', '-d', '-s', name, '-x', '120', '-y', '50', line]);
   }
 
