@@ -323,7 +323,9 @@ class SqliteStore implements SqliteEventStore {
       { cause: err, inUse: true },
     );
     for (const pending of this.pending.splice(0)) pending.reject(this.damaged);
-    return this.damaged;
+    const damaged = this.damaged;
+    queueMicrotask(() => this.options.onDamaged?.(damaged));
+    return damaged;
   }
 
   // --- group commit -------------------------------------------------------------------------

@@ -1,5 +1,5 @@
 import type { Clock, EventRegistry, IdGenerator } from '@demiurge/contracts';
-import type { EventStore, Projector } from '@demiurge/event-store';
+import type { DamagedStoreError, EventStore, Projector } from '@demiurge/event-store';
 import type { ConnectionOptions } from './connection.js';
 import type { ChainHead, ChainReport } from './hash-chain.js';
 
@@ -16,6 +16,11 @@ export interface SqliteEventStoreOptions extends ConnectionOptions {
   readonly busyRetryMs?: number;
   /** Events per transaction when catching projectors up at open. Default 5000. */
   readonly catchUpBatchSize?: number;
+  /**
+   * Told once when the store stops on damage met while in use (fail-stop): from then on every call gets
+   * that {@link DamagedStoreError}. A host uses it to stop itself rather than keep refusing every call.
+   */
+  readonly onDamaged?: (error: DamagedStoreError) => void;
 }
 
 /** The connection settings in force, read back from SQLite. */

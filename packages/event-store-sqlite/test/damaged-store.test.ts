@@ -25,12 +25,13 @@ beforeEach(() => {
 });
 afterEach(() => dir.remove());
 
-const open = (file = path, fullCheckMaxBytes?: number) =>
+const open = (file = path, fullCheckMaxBytes?: number, onDamaged?: (error: DamagedStoreError) => void) =>
   openSqliteEventStore({
     path: file,
     registry: testEventRegistry,
     projectors: [counterProjector],
     ...(fullCheckMaxBytes === undefined ? {} : { fullCheckMaxBytes }),
+    ...(onDamaged ? { onDamaged } : {}),
   });
 const sha = (file: string) => createHash('sha256').update(readFileSync(file)).digest('hex');
 const note = 'x'.repeat(300);
@@ -225,7 +226,8 @@ describe('corruption met after open stops the store (fail-stop)', () => {
     overwrite(path, (page - 1) * 4096 + 8, Buffer.alloc(4088, 0xab));
     const before = sha(path);
     // a check bounded below the file's size skips the events table: the damage is met on reading
-    const store = await open(path, 0);
+    const told: DamagedStoreError[] = [];
+    const store = await open(path, 0, (error) => told.push(error));
     // committed before the damage is met: it sits in the WAL, which close must not checkpoint into the file
     await store.append({
       streamType: 'counter',
@@ -250,6 +252,8 @@ describe('corruption met after open stops the store (fail-stop)', () => {
     expect(append).toBe(read);
     await expect(store.head()).rejects.toBe(read);
     await expect(store.projection('counter').get('totals', 'all')).rejects.toBe(read);
+    // whoever opened it (a host) is told once, with the same error, so it can stop
+    expect(told).toEqual([read]);
     await store.close();
     expect(sha(path)).toBe(before);
     expect(statSync(`${path}-wal`).size).toBeGreaterThan(0);

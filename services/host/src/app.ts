@@ -5,7 +5,7 @@ import {
   type DeliveryRuntime,
   type OperatorAdapter,
 } from '@demiurge/delivery';
-import { type PollLoop, pollLoop } from '@demiurge/event-store';
+import { type DamagedStoreError, type PollLoop, pollLoop } from '@demiurge/event-store';
 import type { SqliteEventStore } from '@demiurge/event-store-sqlite';
 import { type DeliveryStatusEntry, deliveryStatusPrefix, outboxReader } from '@demiurge/projector-outbox';
 import { type RunView, runsReader } from '@demiurge/projector-runs';
@@ -15,7 +15,7 @@ import { mayCancelRun, RunNotOwnedError } from '@demiurge/sessions';
 import type { AgentCore, BackgroundWorkRuntime } from '@demiurge/slots';
 import type { TurnOutcome, TurnRuntime } from '@demiurge/turn-engine';
 import type { RuntimeTaskWorker } from '@demiurge/workers';
-import type { Subject } from 'rxjs';
+import { firstValueFrom, type Subject } from 'rxjs';
 import { COMPLETION_WAKE_EVENTS, type CompletionRound, CompletionTurns } from './completion-turns.js';
 import type { HostConfig } from './config.js';
 import { describeFailure } from './describe-failure.js';
@@ -93,6 +93,11 @@ export class DemiurgeApp {
   readonly scheduler: SchedulerRuntime;
   readonly background: BackgroundWorkRuntime;
   readonly pushes$: Subject<OperatorPush>;
+  /**
+   * Resolves if the store stops on damage met while the host runs (fail-stop): every later call is refused
+   * with that error, so whoever runs the host should close it and stop (`demiurge serve` exits 1).
+   */
+  readonly damaged: Promise<DamagedStoreError>;
   private closing: Promise<void> | undefined;
   private closePhase = 'not closing';
   private readonly turns = new Set<Promise<unknown>>();
@@ -121,6 +126,8 @@ export class DemiurgeApp {
     this.scheduler = parts.scheduler;
     this.background = parts.background;
     this.pushes$ = parts.pushes$;
+    this.damaged = firstValueFrom(parts.damaged$);
+    this.damaged.catch(() => undefined);
   }
 
   /** The Agent Core directory this host runs. */

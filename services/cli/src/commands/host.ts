@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { connect } from 'node:net';
 import { createInterface } from 'node:readline';
+import type { DamagedStoreError } from '@demiurge/event-store';
 import { type ConfigOverrides, createLogger, DemiurgeApp, serveGatewaySocket, serveGatewayStdio } from '@demiurge/host';
 import { GatewayAlreadyRunningError, operatorSocketPath } from '@demiurge/operator';
 import { ExitCode } from '../cli-errors.js';
@@ -74,7 +75,17 @@ export async function serveCommand(
     core: app.coreDir,
   };
   io.out(flags.json ? JSON.stringify(ready) : `demiurge: serving ${paths.home} on ${ready.socket} (host ${app.owner})`);
-  const why = await stopSignal(io, requested);
+  // A store that stops on damage met in use refuses every call from then on: the host stops too (exit 1).
+  let damage: DamagedStoreError | undefined;
+  const damaged = app.damaged.then((error) => {
+    damage = error;
+  });
+  const why = await stopSignal(io, Promise.race([requested, damaged]));
+  if (damage) {
+    io.err(`demiurge: ${damage.message}; the host stops. Run "demiurge doctor" for a full check`);
+    await closeWithin(app, () => server.close('host closing: damaged store'), io);
+    return ExitCode.failure;
+  }
   io.err(`demiurge: closing (${why}): admission closed, draining`);
   return closeWithin(app, () => server.close('host closing'), io);
 }

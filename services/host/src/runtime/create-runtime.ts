@@ -8,6 +8,7 @@ import {
   DeliveryRuntime,
   type OperatorAdapter,
 } from '@demiurge/delivery';
+import type { DamagedStoreError } from '@demiurge/event-store';
 import { openSqliteEventStore, type SqliteEventStore } from '@demiurge/event-store-sqlite';
 import type { ModelProvider } from '@demiurge/providers';
 import { SchedulerRuntime } from '@demiurge/scheduler';
@@ -69,6 +70,8 @@ export interface HostRuntime {
   readonly webhook: DeliveryAdapter | undefined;
   /** The operator adapter's sends, for connected operator clients. */
   readonly pushes$: Subject<OperatorPush>;
+  /** Emits once if the store stops on damage met in use (fail-stop): the host must stop. */
+  readonly damaged$: Subject<DamagedStoreError>;
 }
 
 /**
@@ -90,12 +93,14 @@ export async function createRuntime(options: RuntimeOptions): Promise<HostRuntim
   const env = options.env ?? process.env;
   const logger = options.logger ?? createLogger();
   const provider = await hostProvider(config, home, env);
+  const damaged$ = new Subject<DamagedStoreError>();
   const store = await openSqliteEventStore({
     path: storePath(home),
     projectors: hostProjectors,
     clock,
     ids,
     synchronous: config.store.synchronous,
+    onDamaged: (error) => damaged$.next(error),
   });
   try {
     const core = await loadCore(resolve(config.core ?? DEFAULT_CORE_DIR));
@@ -182,6 +187,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<HostRuntim
     const router = new HostRouter([operatorAdapter, ...(webhook ? [webhook] : [])]);
     const delivery = new DeliveryRuntime({ store, clock, ids, work: turns.work, router, owner });
     return {
+      damaged$,
       home,
       config,
       store,
