@@ -1,20 +1,11 @@
 import { hash } from 'node:crypto';
+import type { EventRow } from './event-rows.js';
 
 /** The hash the first event of a store chains to: 32 zero bytes. */
 export const GENESIS_HASH: Buffer = Buffer.alloc(32);
 
-/** The columns of an `events` row that its hash covers, as stored. */
-export interface ChainedRow {
-  position: number;
-  event_id: string;
-  stream_type: string;
-  stream_id: string;
-  stream_version: number;
-  type: string;
-  schema_version: number;
-  data: string;
-  meta: string;
-  recorded_at: string;
+/** The columns of an `events` row that its hash covers, as stored: the event's columns and its idempotency key. */
+export interface ChainedRow extends EventRow {
   idempotency_key: string | null;
 }
 

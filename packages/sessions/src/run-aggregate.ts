@@ -1,21 +1,15 @@
-import type { Actor, RecordedEvent } from '@demiurge/contracts';
+import type { RecordedEvent } from '@demiurge/contracts';
 import { type EventStore, type Loaded, loadAggregate } from '@demiurge/event-store';
 import { type RunFacts, type RunState, runFold } from '@demiurge/lifecycle';
 
+/** The run facts ownership and resume are checked against (the fields of `RunFacts` the command side uses). */
+type RunAggregateFacts = Pick<
+  RunFacts,
+  'sessionId' | 'principal' | 'owner' | 'leaseToken' | 'leaseUntil' | 'stage' | 'checkpointId' | 'resumable' | 'reason'
+>;
+
 /** A run as its stream says: the machine's state plus the facts ownership and resume are checked against. */
-export interface RunAggregate extends Loaded<RunState> {
-  readonly sessionId: string | null;
-  /** Who started the run and owns it (run.started); null in logs written before principals were recorded. */
-  readonly principal: Actor | null;
-  readonly owner: string | null;
-  readonly leaseToken: string | null;
-  readonly leaseUntil: string | null;
-  readonly stage: string | null;
-  readonly checkpointId: string | null;
-  /** From run.blocked / run.cancelled, kept while blocked, cancelled or archived; else null. */
-  readonly resumable: boolean | null;
-  readonly reason: string | null;
-}
+export interface RunAggregate extends Loaded<RunState>, RunAggregateFacts {}
 
 /** The states a run is still going in (its owner may be executing it). */
 export const LIVE_RUN_STATES: readonly RunState[] = ['queued', 'running', 'waiting', 'paused', 'blocked', 'cancelling'];
