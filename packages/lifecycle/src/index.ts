@@ -17,7 +17,20 @@ export {
   type StateOf,
 } from './define-lifecycle.js';
 export { IllegalTransitionError } from './errors.js';
+export {
+  type DeliveryFacts,
+  type DeliveryIntent,
+  deliveryFold,
+  evolveDelivery,
+  initialDeliveryFacts,
+} from './folds/delivery.fold.js';
 export { evolveRun, initialRunFacts, type RunFacts, runFold } from './folds/run.fold.js';
+export {
+  evolveScheduleInstance,
+  initialScheduleInstanceFacts,
+  type ScheduleInstanceFacts,
+  scheduleInstanceFold,
+} from './folds/schedule-instance.fold.js';
 export { type IdempotentRow, idempotentRepeats } from './idempotent-repeats.js';
 export { renderLifecycleDoc } from './lifecycle-doc.js';
 export { lifecycleFor, lifecycles } from './lifecycles.js';

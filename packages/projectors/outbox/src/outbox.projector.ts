@@ -1,15 +1,13 @@
-import { asDomainEvent, deliveryEvents, type EventOfType, isEvent, type RecordedEvent } from '@demiurge/contracts';
+import { deliveryEvents, isEvent, type RecordedEvent } from '@demiurge/contracts';
 import { defineProjector, type ProjectionTx } from '@demiurge/event-store';
 import {
   allowedEvents,
-  type DeliveryEventType,
-  type DeliveryState,
+  type DeliveryFacts,
   deliveryLifecycle,
-  NONE,
-  nextState,
+  evolveDelivery,
+  initialDeliveryFacts,
 } from '@demiurge/lifecycle';
 import {
-  type DeliveryStatus,
   type DeliveryStatusEntry,
   type DeliveryView,
   deliveryStatusKey,
@@ -20,65 +18,50 @@ import {
 
 const domainTypes = deliveryEvents.map((e) => e.type);
 
-function created(event: EventOfType<'delivery.queued'>, status: DeliveryStatus): DeliveryView {
-  const d = event.data;
+/** The fold's facts of a stored row (the row keeps every fact the fold reads back). */
+function factsOf(view: DeliveryView): DeliveryFacts {
   return {
-    deliveryId: d.deliveryId,
-    sessionId: d.sessionId,
-    messageId: d.messageId,
-    workId: d.workId,
-    channel: d.channel,
-    conversationKey: d.conversationKey ?? null,
-    status,
-    attempts: 0,
-    lastError: null,
-    externalId: null,
-    unroutedReason: null,
-    unknownReason: null,
-    resolution: null,
-    queuedAt: event.recordedAt,
-    updatedAt: event.recordedAt,
-    version: event.streamVersion,
-    allowed: allowedEvents(deliveryLifecycle, status),
+    status: view.status,
+    queued: {
+      deliveryId: view.deliveryId,
+      sessionId: view.sessionId,
+      messageId: view.messageId,
+      workId: view.workId,
+      channel: view.channel,
+      conversationKey: view.conversationKey,
+      at: view.queuedAt,
+    },
+    attempts: view.attempts,
+    lastError: view.lastError,
+    externalId: view.externalId,
+    unroutedReason: view.unroutedReason,
+    unknownReason: view.unknownReason,
+    resolution: view.resolution,
   };
 }
 
-/** The fields one accepted event sets. */
-function changes(delivery: DeliveryView, recorded: RecordedEvent): Partial<DeliveryView> {
-  const event = asDomainEvent(recorded);
-  switch (event.type) {
-    case 'delivery.sending':
-      return { attempts: delivery.attempts + 1 };
-    case 'delivery.sent':
-      return { externalId: event.data.externalId ?? null };
-    case 'delivery.failed':
-      return { lastError: event.data.error };
-    case 'delivery.unrouted':
-      return { unroutedReason: event.data.reason };
-    case 'delivery.unknown':
-      return { unknownReason: event.data.reason };
-    case 'delivery.resolved': {
-      const d = event.data;
-      return { resolution: { decision: d.decision, note: d.note ?? null, at: event.recordedAt } };
-    }
-    default:
-      return {};
-  }
-}
-
-function evolve(delivery: DeliveryView, event: RecordedEvent, status: DeliveryStatus): DeliveryView {
-  const next: DeliveryView = {
-    ...delivery,
-    ...changes(delivery, event),
+/** The row of a delivery after the fold (`evolveDelivery`, the same fold the command side loads deliveries with). */
+function viewOf(facts: DeliveryFacts, event: RecordedEvent): DeliveryView | undefined {
+  const { status, queued } = facts;
+  if (status === 'none' || queued === null) return undefined;
+  return {
+    deliveryId: queued.deliveryId,
+    sessionId: queued.sessionId,
+    messageId: queued.messageId,
+    workId: queued.workId,
+    channel: queued.channel,
+    conversationKey: queued.conversationKey,
     status,
+    attempts: facts.attempts,
+    lastError: facts.lastError,
+    externalId: facts.externalId,
+    unroutedReason: facts.unroutedReason,
+    unknownReason: facts.unknownReason,
+    resolution: facts.resolution,
+    queuedAt: queued.at,
     updatedAt: event.recordedAt,
     version: event.streamVersion,
     allowed: allowedEvents(deliveryLifecycle, status),
-  };
-  return {
-    ...next,
-    unroutedReason: status === 'unrouted' ? next.unroutedReason : null,
-    unknownReason: status === 'unknown' ? next.unknownReason : null,
   };
 }
 
@@ -94,8 +77,8 @@ function writeIndexes(tx: ProjectionTx, before: DeliveryView | undefined, after:
 
 /**
  * The delivery outbox: one {@link DeliveryView} per delivery intent, and indexes by status and by
- * session. Statuses come from the delivery machine (`nextState`); an event it refuses, or one for a
- * delivery never queued, leaves the read model unchanged.
+ * session. Rows come from the delivery fold (`evolveDelivery` in `@demiurge/lifecycle`: statuses from the
+ * delivery machine); an event it refuses, or one for a delivery never queued, leaves the read model unchanged.
  */
 export const outboxProjector = defineProjector({
   name: 'outbox',
@@ -105,14 +88,8 @@ export const outboxProjector = defineProjector({
     if (!isEvent(event, ...domainTypes)) return;
     const { deliveryId } = event.data;
     const delivery = tx.get<DeliveryView>(OutboxCollections.deliveries, deliveryId);
-    const from: DeliveryState = delivery?.status ?? NONE;
-    const to = nextState(deliveryLifecycle, from, { type: event.type as DeliveryEventType, data: event.data });
-    if (to === undefined || to === NONE) return;
-    const next = delivery
-      ? evolve(delivery, event, to)
-      : isEvent(event, 'delivery.queued')
-        ? created(event, to)
-        : undefined;
+    const facts = evolveDelivery(delivery ? factsOf(delivery) : initialDeliveryFacts, event);
+    const next = facts && viewOf(facts, event);
     if (!next) return;
     writeIndexes(tx, delivery, next);
     tx.put(OutboxCollections.deliveries, deliveryId, next);
