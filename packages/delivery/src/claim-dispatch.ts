@@ -1,10 +1,9 @@
 import type { Clock, NewEvent } from '@demiurge/contracts';
 import { StaleClaimError, type WorkClaim } from '@demiurge/control-plane';
-import type { DeliveryEventType } from '@demiurge/lifecycle';
+import type { DeliveryEventType, DeliveryIntent } from '@demiurge/lifecycle';
 import type { DeliveryReceipt } from './delivery-adapter.js';
 import { type DeliveryAggregate, findMessage, loadDelivery } from './delivery-aggregate.js';
 import { type CommitContext, commitDelivery, commitFenced, type Decision } from './delivery-commit.js';
-import { mirrorEvents } from './delivery-sync.js';
 import { DeliveryFailureCode } from './errors.js';
 import { classifyFailure, type FailureClass, sendUntil } from './failure.js';
 import type { RetryPolicy } from './retry-policy.js';
@@ -44,7 +43,7 @@ const STARTABLE: ReadonlySet<string> = new Set(['queued', 'failed', 'unrouted'])
 
 /** Appends the delivery events that make a delivery agree with its work item (see `mirrorEvents`). */
 export function syncDelivery(ctx: CommitContext, deliveryId: string): Promise<NewEvent<DeliveryEventType>[]> {
-  return commitDelivery(ctx, deliveryId, mirrorEvents);
+  return commitDelivery(ctx, deliveryId);
 }
 
 /** The dispatch of one claimed `delivery.send` work item, from its delivery's state to a recorded outcome. */
@@ -62,21 +61,21 @@ export class ClaimDispatch {
     const { ctx } = this.deps;
     let delivery = await loadDelivery(ctx.store, this.deliveryId);
     // An operator may have resolved the work item (`retry`) through DurableWorkRuntime: mirror that first.
-    if (delivery.state === 'unknown' || delivery.state === 'sending') {
+    if (delivery.state.status === 'unknown' || delivery.state.status === 'sending') {
       await syncDelivery(ctx, this.deliveryId);
       delivery = await loadDelivery(ctx.store, this.deliveryId);
     }
-    const queued = delivery.queued;
+    const { queued, status } = delivery.state;
     if (!queued) {
       return this.failWork({
         code: DeliveryFailureCode.DeliveryNotFound,
         message: `work ${this.claim.workId} names delivery ${this.deliveryId}, which was never queued`,
       });
     }
-    if (!STARTABLE.has(delivery.state)) {
+    if (!STARTABLE.has(status)) {
       return this.failWork({
         code: DeliveryFailureCode.DeliveryState,
-        message: `delivery ${this.deliveryId} is ${delivery.state}; no send may start from it`,
+        message: `delivery ${this.deliveryId} is ${status}; no send may start from it`,
       });
     }
     const message = await findMessage(ctx.store, queued.sessionId, queued.messageId);
@@ -87,7 +86,7 @@ export class ClaimDispatch {
       };
       return this.fenced(this.outcome('failed', { error }), (d) => ({
         work: [this.workFailed(error, null)],
-        delivery: [this.sending(d), { type: 'delivery.failed', data: { deliveryId: this.deliveryId, error } }],
+        delivery: { kind: 'fail_unsendable', deliveryId: this.deliveryId, error },
         note: this.note(d, `failed: ${error.message}`),
       }));
     }
@@ -100,24 +99,24 @@ export class ClaimDispatch {
     }
     // Intent before effect: from this commit on, the work item is never claimed again.
     try {
-      await commitFenced(ctx, this.claim, this.deliveryId, (d) => ({
+      await commitFenced(ctx, this.claim, this.deliveryId, () => ({
         work: [{ type: 'work.sending', data: { workId: this.claim.workId, claimToken: this.claim.claimToken } }],
-        delivery: [this.sending(d)],
+        delivery: { kind: 'start_send', deliveryId: this.deliveryId },
       }));
     } catch (err) {
       if (err instanceof StaleClaimError) return this.outcome('stale', { error: err.toJSON() });
       throw err;
     }
-    return this.send(delivery, route, message.text, signal);
+    return this.send(queued, route, message.text, signal);
   }
 
   private async send(
-    delivery: DeliveryAggregate,
+    queued: DeliveryIntent,
     route: SessionRoute,
     text: string,
     signal: AbortSignal | undefined,
   ): Promise<DispatchOutcome> {
-    const { sessionId, messageId } = delivery.queued!;
+    const { sessionId, messageId } = queued;
     const deliveryId = this.deliveryId;
     // The send must end before its lease does: past it, recovery may already have called it unknown.
     const leaseLeft = Math.max(0, Date.parse(this.claim.leaseUntil) - this.deps.clock.now());
@@ -146,9 +145,7 @@ export class ClaimDispatch {
             },
           },
         ],
-        delivery: [
-          { type: 'delivery.sent', data: { deliveryId, ...(externalRef ? { externalId: externalRef } : {}) } },
-        ],
+        delivery: { kind: 'record_sent', deliveryId, externalId: externalRef },
       }),
       true,
     );
@@ -163,7 +160,7 @@ export class ClaimDispatch {
         this.outcome('unknown', { error }),
         () => ({
           work: [{ type: 'work.unknown', data: { workId, claimToken, reason: error.message } }],
-          delivery: [{ type: 'delivery.unknown', data: { deliveryId: this.deliveryId, reason: error.message } }],
+          delivery: { kind: 'record_unknown', deliveryId: this.deliveryId, reason: error.message },
         }),
         true,
       );
@@ -176,7 +173,7 @@ export class ClaimDispatch {
       this.outcome('failed', { error, retryAt }),
       (d) => ({
         work: [this.workFailed(error, retryAt)],
-        delivery: [{ type: 'delivery.failed', data: { deliveryId: this.deliveryId, error } }],
+        delivery: { kind: 'record_failed', deliveryId: this.deliveryId, error },
         note: retryAt ? undefined : this.note(d, `failed for good (attempt ${this.claim.attempt}): ${error.message}`),
       }),
       true,
@@ -193,16 +190,11 @@ export class ClaimDispatch {
     const error = { code: DeliveryFailureCode.NoRoute, message: reason };
     return this.fenced(
       this.outcome('unrouted', { error, retryAt }),
-      (d) => {
-        const events: NewEvent<DeliveryEventType>[] = d.state === 'failed' ? [this.sending(d)] : [];
-        if (d.state !== 'unrouted')
-          events.push({ type: 'delivery.unrouted', data: { deliveryId: d.streamId, reason } });
-        return {
-          work: [this.workFailed(error, retryAt)],
-          delivery: events,
-          note: retryAt ? undefined : this.note(d, `was not delivered after ${this.claim.attempt} attempts: ${reason}`),
-        };
-      },
+      (d) => ({
+        work: [this.workFailed(error, retryAt)],
+        delivery: { kind: 'record_unrouted', deliveryId: this.deliveryId, reason },
+        note: retryAt ? undefined : this.note(d, `was not delivered after ${this.claim.attempt} attempts: ${reason}`),
+      }),
       afterSending,
     );
   }
@@ -211,7 +203,7 @@ export class ClaimDispatch {
   private failWork(error: FailureData): Promise<DispatchOutcome> {
     return this.fenced(this.outcome('failed', { error }), () => ({
       work: [this.workFailed(error, null)],
-      delivery: [],
+      delivery: null,
     }));
   }
 
@@ -240,13 +232,10 @@ export class ClaimDispatch {
     return { type: 'work.failed' as const, data: { workId, claimToken, error, ...(retryAt ? { retryAt } : {}) } };
   }
 
-  private sending(delivery: DeliveryAggregate): NewEvent<DeliveryEventType> {
-    return { type: 'delivery.sending', data: { deliveryId: delivery.streamId, attempt: delivery.sends + 1 } };
-  }
-
   private note(delivery: DeliveryAggregate, what: string): string | undefined {
-    if (!this.deps.failureHistory || !delivery.queued) return undefined;
-    const { messageId, channel } = delivery.queued;
+    const { queued } = delivery.state;
+    if (!this.deps.failureHistory || !queued) return undefined;
+    const { messageId, channel } = queued;
     return `Delivery ${delivery.streamId} of message ${messageId} on the ${channel} channel ${what}`;
   }
 

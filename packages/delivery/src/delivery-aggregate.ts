@@ -1,24 +1,16 @@
-import { type DeliveryQueued, type EventData, isEvent, type MessageRecorded } from '@demiurge/contracts';
+import { type EventData, isEvent, type MessageRecorded } from '@demiurge/contracts';
 import { type EventStore, type Loaded, loadAggregate } from '@demiurge/event-store';
-import { type DeliveryState, deliveryLifecycle } from '@demiurge/lifecycle';
+import { type DeliveryFacts, deliveryFold } from '@demiurge/lifecycle';
 
-/** A delivery as its stream says: the machine's state plus the facts of its `delivery.queued`. */
-export interface DeliveryAggregate extends Loaded<DeliveryState> {
-  /** `delivery.queued` data; null while the delivery does not exist. */
-  readonly queued: EventData<typeof DeliveryQueued> | null;
-  /** How many `delivery.sending` events it has. */
-  readonly sends: number;
-}
+/**
+ * A delivery as its stream says: the facts of the one delivery fold (`deliveryFold` in `@demiurge/lifecycle`,
+ * shared with the outbox projector): the machine's state, its `delivery.queued` intent, the sends started.
+ */
+export type DeliveryAggregate = Loaded<DeliveryFacts>;
 
-/** Loads a delivery by folding its stream through the delivery machine. */
-export async function loadDelivery(store: EventStore, deliveryId: string): Promise<DeliveryAggregate> {
-  const loaded = await loadAggregate(store, deliveryLifecycle, deliveryId);
-  const first = loaded.events[0];
-  return {
-    ...loaded,
-    queued: first && isEvent(first, 'delivery.queued') ? first.data : null,
-    sends: loaded.events.filter((e) => e.type === 'delivery.sending').length,
-  };
+/** Loads a delivery with the delivery fold: the machine checks every event. */
+export function loadDelivery(store: EventStore, deliveryId: string): Promise<DeliveryAggregate> {
+  return loadAggregate(store, deliveryFold, deliveryId);
 }
 
 /**

@@ -16,12 +16,16 @@ import {
   type WorkEventType,
   workLifecycle,
 } from '@demiurge/lifecycle';
+import { type DeliveryCommand, decideDelivery } from './delivery.decider.js';
 import { type DeliveryAggregate, loadDelivery } from './delivery-aggregate.js';
 
-/** What one fenced commit appends: work events, delivery events, and optional failure history text. */
+/**
+ * What one fenced commit appends: work events, the delivery command (decided by `decideDelivery` on the
+ * delivery as loaded in the same pass; none: no delivery event), and optional failure history text.
+ */
 export interface Decision {
   readonly work: NewEvent<WorkEventType>[];
-  readonly delivery: NewEvent<DeliveryEventType>[];
+  readonly delivery: DeliveryCommand | null;
   /** Recorded in the session as a `system`, `model_hidden` message (never an edit of the original). */
   readonly note?: string | undefined;
 }
@@ -56,34 +60,29 @@ export function commitFenced(
         checkEvents(workLifecycle, work.state, decision.work, work.streamId),
       ),
     ];
-    if (decision.delivery.length > 0) {
-      const events = checkEvents(deliveryLifecycle, delivery.state, decision.delivery, deliveryId);
-      streams.push(streamAppend(deliveryLifecycle.streamType, delivery, events));
-    }
-    if (decision.note !== undefined && delivery.queued) {
-      const history = await historyNote(ctx, delivery.queued.sessionId, decision.note);
+    const events = decision.delivery ? decideDelivery(decision.delivery, delivery.state) : [];
+    if (events.length > 0) streams.push(streamAppend(deliveryLifecycle.streamType, delivery, events));
+    const { queued } = delivery.state;
+    if (decision.note !== undefined && queued) {
+      const history = await historyNote(ctx, queued.sessionId, decision.note);
       if (history) streams.push(history);
     }
     return { streams, result: undefined, options: appendOptions(ctx, delivery) };
   });
 }
 
-/** Appends delivery events that make the delivery agree with its work item (unfenced: they mirror facts). */
-export function commitDelivery(
-  ctx: CommitContext,
-  deliveryId: string,
-  decide: (delivery: DeliveryAggregate, work: WorkAggregate | null) => NewEvent<DeliveryEventType>[],
-): Promise<NewEvent<DeliveryEventType>[]> {
+/**
+ * Appends the delivery events that make the delivery agree with its work item (unfenced: they mirror
+ * facts): `decideDelivery` of `agree_with_work` on the delivery and its work item as loaded in the same pass.
+ */
+export function commitDelivery(ctx: CommitContext, deliveryId: string): Promise<NewEvent<DeliveryEventType>[]> {
   return commandLoop(ctx.store, async () => {
     const delivery = await loadDelivery(ctx.store, deliveryId);
-    if (!delivery.queued) throw new NotFoundError('delivery', deliveryId);
-    const work = await loadWork(ctx.store, delivery.queued.workId);
-    const events = checkEvents(
-      deliveryLifecycle,
-      delivery.state,
-      decide(delivery, work.state === 'none' ? null : work),
-      deliveryId,
-    );
+    const { queued } = delivery.state;
+    if (!queued) throw new NotFoundError('delivery', deliveryId);
+    const loaded = await loadWork(ctx.store, queued.workId);
+    const work = loaded.state === 'none' ? null : loaded;
+    const events = decideDelivery({ kind: 'agree_with_work', deliveryId, work }, delivery.state);
     return {
       streams: [streamAppend(deliveryLifecycle.streamType, delivery, events)],
       result: events,
@@ -121,5 +120,6 @@ async function historyNote(ctx: CommitContext, sessionId: string, text: string):
 }
 
 function appendOptions(ctx: CommitContext, delivery: DeliveryAggregate): AppendOptions {
-  return { meta: { ...ctx.meta, ...(delivery.queued ? { sessionId: delivery.queued.sessionId } : {}) } };
+  const { queued } = delivery.state;
+  return { meta: { ...ctx.meta, ...(queued ? { sessionId: queued.sessionId } : {}) } };
 }

@@ -4,8 +4,8 @@ import { commandLoop, type EventStore, streamAppend } from '@demiurge/event-stor
 import { checkEvents, deliveryLifecycle, workLifecycle } from '@demiurge/lifecycle';
 import { type DeliveryView, deliveryStatusKey, deliveryStatusPrefix, outboxReader } from '@demiurge/projector-outbox';
 import { ClaimDispatch, type DispatchDeps, type DispatchOutcome, syncDelivery } from './claim-dispatch.js';
+import { decideDelivery } from './delivery.decider.js';
 import { loadDelivery } from './delivery-aggregate.js';
-import { mirrorEvents } from './delivery-sync.js';
 import { defaultRetryPolicy, defaultUnroutedRetryPolicy, type RetryPolicy } from './retry-policy.js';
 import type { SessionInteractionRouter } from './session-interaction-router.js';
 
@@ -136,15 +136,14 @@ export class DeliveryRuntime {
   ): Promise<void> {
     await commandLoop(this.options.store, async () => {
       const delivery = await loadDelivery(this.options.store, deliveryId);
-      if (!delivery.queued) throw new NotFoundError('delivery', deliveryId);
-      const work = await loadWork(this.options.store, delivery.queued.workId);
-      if (work.state === 'none') throw new NotFoundError('work item', delivery.queued.workId);
+      const { queued } = delivery.state;
+      if (!queued) throw new NotFoundError('delivery', deliveryId);
+      const work = await loadWork(this.options.store, queued.workId);
+      if (work.state === 'none') throw new NotFoundError('work item', queued.workId);
       const note = options.note ? { note: options.note } : {};
-      const deliveryEvents = checkEvents(
-        deliveryLifecycle,
+      const deliveryEvents = decideDelivery(
+        { kind: 'resolve', deliveryId, decision, note: options.note, work },
         delivery.state,
-        [...mirrorEvents(delivery, work), { type: 'delivery.resolved', data: { deliveryId, decision, ...note } }],
-        deliveryId,
       );
       const workEvents = checkEvents(
         workLifecycle,
@@ -172,7 +171,7 @@ export class DeliveryRuntime {
           meta: {
             ...this.deps.ctx.meta,
             ...(options.operator ? { actor: { kind: 'operator', id: options.operator } } : {}),
-            sessionId: delivery.queued.sessionId,
+            sessionId: queued.sessionId,
           },
         },
       };

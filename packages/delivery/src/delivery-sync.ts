@@ -1,7 +1,17 @@
-import { isEvent, type NewEvent } from '@demiurge/contracts';
-import type { WorkAggregate } from '@demiurge/control-plane';
-import { type DeliveryEventType, nextState, type WorkState, workLifecycle } from '@demiurge/lifecycle';
-import type { DeliveryAggregate } from './delivery-aggregate.js';
+import { isEvent, type NewEvent, type RecordedEvent } from '@demiurge/contracts';
+import {
+  type DeliveryEventType,
+  type DeliveryState,
+  nextState,
+  type WorkState,
+  workLifecycle,
+} from '@demiurge/lifecycle';
+
+/** What a delivery reads of its work item: its state and its events (a loaded `WorkAggregate` is one). */
+export interface WorkHistory {
+  readonly state: WorkState;
+  readonly events: readonly RecordedEvent[];
+}
 
 interface UnknownHistory {
   /** Why the work's last send became unknown; null when it never did. */
@@ -11,7 +21,7 @@ interface UnknownHistory {
 }
 
 /** Reads from a work item's events why its last send became unknown, and how an operator resolved it. */
-export function unknownHistory(work: WorkAggregate): UnknownHistory {
+export function unknownHistory(work: WorkHistory): UnknownHistory {
   let state: WorkState = workLifecycle.initialState;
   let reason: string | null = null;
   let resolution: UnknownHistory['resolution'] = null;
@@ -38,12 +48,15 @@ export function unknownHistory(work: WorkAggregate): UnknownHistory {
  * `unknown`; an `unknown` delivery whose work an operator resolved through `DurableWorkRuntime` gets the
  * same `delivery.resolved`. Anything else: none.
  */
-export function mirrorEvents(delivery: DeliveryAggregate, work: WorkAggregate | null): NewEvent<DeliveryEventType>[] {
-  if (!work || (delivery.state !== 'sending' && delivery.state !== 'unknown')) return [];
-  const deliveryId = delivery.streamId;
+export function mirrorEvents(
+  deliveryId: string,
+  status: DeliveryState,
+  work: WorkHistory | null,
+): NewEvent<DeliveryEventType>[] {
+  if (!work || (status !== 'sending' && status !== 'unknown')) return [];
   const history = unknownHistory(work);
   const events: NewEvent<DeliveryEventType>[] = [];
-  if (delivery.state === 'sending') {
+  if (status === 'sending') {
     if (work.state === 'sending' || history.reason === null) return [];
     if (work.state !== 'unknown' && history.resolution === null) return [];
     events.push({ type: 'delivery.unknown', data: { deliveryId, reason: history.reason } });
