@@ -6,11 +6,12 @@ import {
   StaleClaimError,
   type WorkClaim,
 } from '@demiurge/control-plane';
-import { type AppendStream, commandLoop, type EventStore } from '@demiurge/event-store';
+import { type AppendStream, commandLoop, type EventStore, streamAppend } from '@demiurge/event-store';
 import { checkEvents, scheduleInstanceLifecycle, workLifecycle } from '@demiurge/lifecycle';
 import type { FireHandler, FireResult, ScheduledFire, StartSessionSpec } from './fire-types.js';
 import type { InstanceError, InstanceLedger } from './instance-ledger.js';
 import type { ScheduleDelivery } from './schedule-file.js';
+import { decideScheduleInstance } from './schedule-instance.decider.js';
 import type { ScheduleInstanceView } from './schedule-instance.view.js';
 
 export interface FireDeps {
@@ -196,9 +197,11 @@ function settle(
     const streams: AppendStream[] = [];
     if (instanceId !== null) {
       const instance = await deps.ledger.load(instanceId);
-      const event = outcome.ok ? deps.ledger.completeStream(instance) : deps.ledger.failStream(instance, outcome.error);
-      const events = checkEvents(scheduleInstanceLifecycle, instance.state, event.events as never[], instanceId);
-      if (events.length > 0) streams.push({ ...event, events });
+      const command = outcome.ok
+        ? ({ kind: 'complete', instanceId } as const)
+        : ({ kind: 'fail', instanceId, error: outcome.error } as const);
+      const events = decideScheduleInstance(command, instance.state);
+      if (events.length > 0) streams.push(streamAppend(scheduleInstanceLifecycle.streamType, instance, events));
     }
     const workEvent = outcome.ok
       ? {

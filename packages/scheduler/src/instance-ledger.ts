@@ -8,9 +8,15 @@ import {
   type ProjectionReader,
   streamAppend,
 } from '@demiurge/event-store';
-import { type ScheduleInstanceState, scheduleInstanceLifecycle } from '@demiurge/lifecycle';
+import {
+  initialScheduleInstanceFacts,
+  type ScheduleInstanceFacts,
+  type ScheduleInstanceState,
+  scheduleInstanceFold,
+} from '@demiurge/lifecycle';
 import { SchedulerProjectorMissingError } from './errors.js';
 import type { Schedule } from './schedule-file.js';
+import { decideScheduleInstance } from './schedule-instance.decider.js';
 import {
   ScheduleInstanceCollections as C,
   type ScheduleInstanceMeta,
@@ -22,7 +28,7 @@ import {
 import { scheduleInstancesProjector } from './schedule-instances.projector.js';
 import { scheduleEventId } from './signature.js';
 
-const INSTANCE = scheduleInstanceLifecycle.streamType;
+const INSTANCE = scheduleInstanceFold.streamType;
 
 /** A failure recorded on an instance. */
 export interface InstanceError {
@@ -32,8 +38,8 @@ export interface InstanceError {
 
 /**
  * The schedule-instance commands and reads the runtime is built from: every change a
- * `schedule_instance.*` event checked by the machine (load → decide → append at the stream version),
- * every read from the `schedule-instances` projection. Internal to the package.
+ * `schedule_instance.*` event decided by `decideScheduleInstance` on the instance's fold (load → decide →
+ * append at the stream version), every read from the `schedule-instances` projection. Internal to the package.
  */
 export class InstanceLedger {
   readonly reader: ProjectionReader;
@@ -111,12 +117,10 @@ export class InstanceLedger {
         streamType: INSTANCE,
         streamId: instanceId,
         expectedVersion: 'no_stream',
-        events: [
-          {
-            type: 'schedule_instance.scheduled',
-            data: { scheduleInstanceId: instanceId, scheduleId: scheduleEventId(coreId, schedule.id), dueAt },
-          },
-        ],
+        events: decideScheduleInstance(
+          { kind: 'schedule', instanceId, scheduleId: scheduleEventId(coreId, schedule.id), dueAt },
+          initialScheduleInstanceFacts,
+        ),
       },
       {
         idempotencyKey: idempotencyKey(`${slotKey(coreId, schedule.id, dueAt)}/${schedule.signature}${generation}`),
@@ -132,9 +136,10 @@ export class InstanceLedger {
   fail(instanceId: string, error: InstanceError): Promise<boolean> {
     return commandLoop(this.store, async () => {
       const instance = await this.load(instanceId);
-      if (instance.state !== 'scheduled') return { streams: [], result: false };
+      const events = decideScheduleInstance({ kind: 'retire', instanceId, error }, instance.state);
+      if (events.length === 0) return { streams: [], result: false };
       return {
-        streams: [this.failStream(instance, error)],
+        streams: [streamAppend(INSTANCE, instance, events)],
         result: true,
         options: { meta: { actor: this.actor } },
       };
@@ -148,36 +153,21 @@ export class InstanceLedger {
   claim(instanceId: string, taskId: string): Promise<{ state: ScheduleInstanceState; taskId: string | null }> {
     return commandLoop(this.store, async () => {
       const instance = await this.load(instanceId);
-      if (instance.state !== 'scheduled') {
-        const recorded: string | null = findEvent(instance.events, 'schedule_instance.claimed')?.data.taskId ?? null;
-        return { streams: [], result: { state: instance.state, taskId: recorded } };
+      const events = decideScheduleInstance({ kind: 'claim', instanceId, taskId }, instance.state);
+      if (events.length === 0) {
+        return { streams: [], result: { state: instance.state.status, taskId: instance.state.taskId } };
       }
       return {
-        streams: [
-          streamAppend(INSTANCE, instance, [
-            { type: 'schedule_instance.claimed', data: { scheduleInstanceId: instanceId, taskId } },
-          ]),
-        ],
+        streams: [streamAppend(INSTANCE, instance, events)],
         result: { state: 'claimed' as const, taskId },
         options: { meta: { actor: this.actor } },
       };
     });
   }
 
-  load(instanceId: string): Promise<Loaded<ScheduleInstanceState>> {
-    return loadAggregate(this.store, scheduleInstanceLifecycle, instanceId);
-  }
-
-  failStream(instance: Loaded<string>, error: InstanceError) {
-    return streamAppend(INSTANCE, instance, [
-      { type: 'schedule_instance.failed', data: { scheduleInstanceId: instance.streamId, error } },
-    ]);
-  }
-
-  completeStream(instance: Loaded<string>) {
-    return streamAppend(INSTANCE, instance, [
-      { type: 'schedule_instance.completed', data: { scheduleInstanceId: instance.streamId } },
-    ]);
+  /** Loads an instance with the one schedule-instance fold (`scheduleInstanceFold`, shared with the projector). */
+  load(instanceId: string): Promise<Loaded<ScheduleInstanceFacts>> {
+    return loadAggregate(this.store, scheduleInstanceFold, instanceId);
   }
 }
 

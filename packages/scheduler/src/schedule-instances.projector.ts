@@ -1,17 +1,10 @@
-import {
-  asDomainEvent,
-  type EventOfType,
-  isEvent,
-  type RecordedEvent,
-  scheduleInstanceEvents,
-} from '@demiurge/contracts';
+import { type EventOfType, isEvent, type RecordedEvent, scheduleInstanceEvents } from '@demiurge/contracts';
 import { defineProjector, type ProjectionTx } from '@demiurge/event-store';
 import {
   allowedEvents,
-  NONE,
-  nextState,
-  type ScheduleInstanceEventType,
-  type ScheduleInstanceState,
+  evolveScheduleInstance,
+  initialScheduleInstanceFacts,
+  type ScheduleInstanceFacts,
   scheduleInstanceLifecycle,
 } from '@demiurge/lifecycle';
 import { wallClock } from './cron-spec.js';
@@ -30,7 +23,23 @@ const FIRE_KIND = 'schedule.fire';
 
 const instanceTypes = scheduleInstanceEvents.map((e) => e.type);
 
-function created(event: EventOfType<'schedule_instance.scheduled'>): ScheduleInstanceView {
+/** The fold's facts of a stored view (the view keeps every fact the fold reads back). */
+function factsOf(view: ScheduleInstanceView): ScheduleInstanceFacts {
+  return {
+    status: view.status,
+    instanceId: view.instanceId,
+    scheduleId: view.scheduleEventId,
+    dueAt: view.dueAt,
+    taskId: view.taskId,
+    error: view.error,
+  };
+}
+
+/** A new view: the instance's facts, and the definition the `scheduled` event's meta carries. */
+function created(
+  event: EventOfType<'schedule_instance.scheduled'>,
+  facts: ScheduleInstanceFacts,
+): ScheduleInstanceView {
   const d = event.data;
   const meta = ScheduleInstanceMeta.safeParse(event.meta.schedule);
   const m = meta.success ? meta.data : null;
@@ -45,9 +54,9 @@ function created(event: EventOfType<'schedule_instance.scheduled'>): ScheduleIns
     dueLocal: m ? wallClock(Date.parse(d.dueAt), m.timezone) : null,
     status: 'scheduled',
     workId: null,
-    taskId: null,
+    taskId: facts.taskId,
     sessionId: null,
-    error: null,
+    error: facts.error,
     scheduledAt: event.recordedAt,
     updatedAt: event.recordedAt,
     position: event.position,
@@ -56,25 +65,17 @@ function created(event: EventOfType<'schedule_instance.scheduled'>): ScheduleIns
   };
 }
 
-function changes(recorded: RecordedEvent): Partial<ScheduleInstanceView> {
-  const event = asDomainEvent(recorded);
-  if (event.type === 'schedule_instance.claimed') {
-    return { taskId: event.data.taskId ?? null };
-  }
-  if (event.type === 'schedule_instance.failed') {
-    return { error: event.data.error };
-  }
-  return {};
-}
-
-function evolve(
+/** The view after the fold (`evolveScheduleInstance`, the same fold the scheduler's commands load with). */
+function evolved(
   view: ScheduleInstanceView,
+  facts: ScheduleInstanceFacts,
   event: RecordedEvent,
   status: ScheduleInstanceStatus,
 ): ScheduleInstanceView {
   return {
     ...view,
-    ...changes(event),
+    taskId: facts.taskId,
+    error: facts.error,
     status,
     updatedAt: event.recordedAt,
     version: event.streamVersion,
@@ -124,16 +125,12 @@ function applyInstanceEvent(event: RecordedEvent, tx: ProjectionTx): void {
   if (!isEvent(event, ...instanceTypes)) return;
   const { scheduleInstanceId } = event.data;
   const view = tx.get<ScheduleInstanceView>(C.instances, scheduleInstanceId);
-  const from: ScheduleInstanceState = view?.status ?? NONE;
-  const to = nextState(scheduleInstanceLifecycle, from, {
-    type: event.type as ScheduleInstanceEventType,
-    data: event.data,
-  });
-  if (to === undefined || to === NONE) return;
+  const facts = evolveScheduleInstance(view ? factsOf(view) : initialScheduleInstanceFacts, event);
+  if (facts === undefined || facts.status === 'none') return;
   // An instance never inherits a work item enqueued before it: that fire belongs to another instance.
   if (!view) {
-    if (isEvent(event, 'schedule_instance.scheduled')) write(tx, created(event), true);
-  } else write(tx, evolve(view, event, to), false);
+    if (isEvent(event, 'schedule_instance.scheduled')) write(tx, created(event, facts), true);
+  } else write(tx, evolved(view, facts, event, facts.status), false);
 }
 
 /** A `schedule.fire` work item: remembered for its slot, and given to the slot's waiting instances. */
@@ -164,7 +161,8 @@ function applyTaskSubmitted(event: EventOfType<'task.submitted'>, tx: Projection
  * The scheduler's read model (seed 003 `scheduler_instances`): every schedule instance with the
  * definition it was created under, each schedule's instances by due time, a per-schedule summary
  * for `tick()`, the `schedule.fire` work item of each fire slot, and the session of each fire's task.
- * Statuses come from the schedule-instance machine; a refused event changes nothing.
+ * Statuses and facts come from the schedule-instance fold (`evolveScheduleInstance` in
+ * `@demiurge/lifecycle`); an event it refuses changes nothing.
  */
 export const scheduleInstancesProjector = defineProjector({
   name: 'schedule-instances',
