@@ -1,6 +1,6 @@
 import { createFakeClock, createSeededIdGenerator, propertySettings } from '@demiurge/contracts/testing';
-import { createInMemoryEventStore } from '@demiurge/event-store';
-import { allowedEvents, deliveryLifecycle, transitionTable } from '@demiurge/lifecycle';
+import { createInMemoryEventStore, type EventStore, loadAggregate } from '@demiurge/event-store';
+import { allowedEvents, deliveryFold, deliveryLifecycle, transitionTable } from '@demiurge/lifecycle';
 import { type DeliveryModel, deliveryWalk, edgeKey, MachineWalk, steps } from '@demiurge/lifecycle/testing';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
@@ -36,6 +36,31 @@ function checkInvariants(dump: Dump, models: readonly DeliveryModel[]) {
   expect(dump['by-session'] ?? {}).toEqual(bySession);
 }
 
+/** The command side loads each delivery with the same fold (`deliveryFold`): its facts are the row's. */
+async function checkAgreesWithCommandSide(store: EventStore, dump: Dump) {
+  for (const row of Object.values((dump.deliveries ?? {}) as Record<string, DeliveryView>)) {
+    const { state } = await loadAggregate(store, deliveryFold, row.deliveryId);
+    expect(state).toEqual({
+      status: row.status,
+      queued: {
+        deliveryId: row.deliveryId,
+        sessionId: row.sessionId,
+        messageId: row.messageId,
+        workId: row.workId,
+        channel: row.channel,
+        conversationKey: row.conversationKey,
+        at: row.queuedAt,
+      },
+      attempts: row.attempts,
+      lastError: row.lastError,
+      externalId: row.externalId,
+      unroutedReason: row.unroutedReason,
+      unknownReason: row.unknownReason,
+      resolution: row.resolution,
+    });
+  }
+}
+
 describe('outbox projector properties', () => {
   it('equals a rebuild from the log, with exact indexes, after any accepted interleaving of deliveries', async () => {
     const settings = propertySettings(100);
@@ -61,6 +86,7 @@ describe('outbox projector properties', () => {
         }
         const live = await reader.dump();
         checkInvariants(live, walk.models);
+        await checkAgreesWithCommandSide(store, live);
         await store.rebuild();
         expect(await reader.dump()).toEqual(live);
       }),
