@@ -53,7 +53,9 @@ describe('work item claim fencing (child process)', () => {
     expect(status.json.needsOperator).toEqual([]);
     const resolve = await demiurge(['work', 'resolve', workId, '--decision', 'sent', '--home', home.path]);
     expect(resolve.code).toBe(1);
-    expect(resolve.stderr).toMatch(new RegExp(`^demiurge: work(?: item)? ${workId} is sending; work\\.resolved is not allowed`));
+    expect(resolve.stderr).toMatch(
+      new RegExp(`^demiurge: work(?: item)? ${workId} is sending; work\\.resolved is not allowed`),
+    );
 
     store = await openStore();
     try {
