@@ -68,11 +68,9 @@ describe('the task fold', () => {
       e('task.resumed'),
     );
     expect(resumed).toMatchObject({ status: 'active', blocked: null });
-    const logs = Array.from({ length: LOG_TAIL_LINES + 3 }, (_, i) =>
-      e('task.log', { stream: 'stdout', text: `l${i}` }),
-    );
-    const logged = given(submitted(), ...logs);
-    expect(logged.logTail.map((l) => l.text)).toEqual(logs.slice(3).map((l) => l.data.text));
+    const texts = Array.from({ length: LOG_TAIL_LINES + 3 }, (_, i) => `l${i}`);
+    const logged = given(submitted(), ...texts.map((text) => e('task.log', { stream: 'stdout', text })));
+    expect(logged.logTail.map((l) => l.text)).toEqual(texts.slice(3));
     const cancelled = given(
       submitted(),
       e('task.cancelled', { reason: 'stop', cleanupError: { type: 'Error', message: 'kill failed' } }),
