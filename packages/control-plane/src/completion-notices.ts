@@ -1,16 +1,10 @@
-import {
-  type Clock,
-  findEvent,
-  type IdGenerator,
-  isEvent,
-  type NewEvent,
-  type RecordedEvent,
-} from '@demiurge/contracts';
+import { type Clock, type IdGenerator, isEvent, type NewEvent, type RecordedEvent } from '@demiurge/contracts';
 import { type AppendStream, type EventStore, loadAggregate, streamAppend } from '@demiurge/event-store';
 import {
   allowedEvents,
   checkEvents,
   type TaskEventType,
+  taskFold,
   taskLifecycle,
   type WorkEventType,
   workLifecycle,
@@ -205,8 +199,8 @@ export async function takeNotices(
   const byTask = new Map<string, PendingNotice[]>();
   for (const notice of pending) byTask.set(notice.taskId, [...(byTask.get(notice.taskId) ?? []), notice]);
   for (const [taskId, notices] of byTask) {
-    const task = await loadAggregate(deps.store, taskLifecycle, taskId);
-    assertCompletionScope(taskId, findEvent(task.events, 'task.submitted')?.data.sessionId ?? null, consumer);
+    const task = await loadAggregate(deps.store, taskFold, taskId);
+    assertCompletionScope(taskId, task.state.sessionId, consumer);
     const workStreams: AppendStream[] = [];
     const acks: NewEvent<TaskEventType>[] = [];
     for (const notice of notices) {
@@ -246,13 +240,13 @@ export async function takeNotices(
     if (acks.length === 0) continue;
     // A task whose machine refuses the acknowledgement now is left out (its notices stay for the loop to
     // settle), so one odd task never blocks the admission of the session's input.
-    if (!allowedEvents(taskLifecycle, task.state).includes('task.completion_acknowledged')) {
+    if (!allowedEvents(taskLifecycle, task.state.status).includes('task.completion_acknowledged')) {
       taken.splice(taken.length - acks.length, acks.length);
       continue;
     }
     streams.push(
       ...workStreams,
-      streamAppend(taskLifecycle.streamType, task, checkEvents(taskLifecycle, task.state, acks, taskId)),
+      streamAppend(taskLifecycle.streamType, task, checkEvents(taskLifecycle, task.state.status, acks, taskId)),
     );
   }
   return { notices: taken, streams };

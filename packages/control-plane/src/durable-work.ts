@@ -24,9 +24,10 @@ import {
   workItemsReader,
 } from '@demiurge/projector-work-items';
 import { z } from 'zod';
-import { NotClaimableError, NotFoundError, parseSpec, StaleClaimError } from './errors.js';
+import { NotClaimableError, NotFoundError, parseSpec } from './errors.js';
 import { defaultWorkKinds, type KindRegistry } from './kinds.js';
-import { assertCurrentClaim, isLeased, loadWork, payloadProblem, type WorkAggregate } from './work-aggregate.js';
+import { decideWork, type WorkCommand } from './work.decider.js';
+import { isLeased, loadWork, payloadProblem } from './work-aggregate.js';
 import { expireLease, setAsideIfCorrupt } from './work-recovery.js';
 
 /** A live claim: present its token on every later write of the item. */
@@ -183,50 +184,36 @@ export class DurableWorkRuntime {
   /** Extends the lease. */
   async heartbeat(claim: WorkClaim, options: { leaseMs?: number } = {}): Promise<WorkClaim> {
     const leaseUntil = iso(this.options.clock.now() + (options.leaseMs ?? this.leaseMs));
-    await this.withClaim(claim, () => [
-      { type: 'work.heartbeat', data: { workId: claim.workId, claimToken: claim.claimToken, leaseUntil } },
-    ]);
+    await this.decide({ type: 'heartbeat', ...this.claimOf(claim), leaseUntil });
     return { ...claim, leaseUntil };
   }
 
   markRunning(claim: WorkClaim): Promise<void> {
-    return this.withClaim(claim, () => [
-      { type: 'work.running', data: { workId: claim.workId, claimToken: claim.claimToken } },
-    ]);
+    return this.decide({ type: 'mark_running', ...this.claimOf(claim) });
   }
 
   /** Records the intent to perform an external send; from here the item is never claimed again. */
   markSending(claim: WorkClaim): Promise<void> {
-    return this.withClaim(claim, () => [
-      { type: 'work.sending', data: { workId: claim.workId, claimToken: claim.claimToken } },
-    ]);
+    return this.decide({ type: 'mark_sending', ...this.claimOf(claim) });
   }
 
   succeed(claim: WorkClaim, options: { externalRef?: string } = {}, also: readonly AppendStream[] = []): Promise<void> {
-    return this.withClaim(
-      claim,
-      () => [{ type: 'work.succeeded', data: { workId: claim.workId, claimToken: claim.claimToken, ...options } }],
-      also,
-    );
+    return this.decide({ type: 'succeed', ...this.claimOf(claim), ...options }, also);
   }
 
   /** Fails this attempt: with `retryAt` the item is rescheduled, without it fails for good. */
   fail(claim: WorkClaim, options: { error: { code: string; message: string }; retryAt?: string }): Promise<void> {
-    return this.withClaim(claim, () => [
-      { type: 'work.failed', data: { workId: claim.workId, claimToken: claim.claimToken, ...options } },
-    ]);
+    return this.decide({ type: 'fail', ...this.claimOf(claim), ...options });
   }
 
   /** Marks an interrupted send as unknown: only an operator ({@link resolveUnknown}) settles it. */
   markUnknown(claim: WorkClaim, reason: string): Promise<void> {
-    return this.withClaim(claim, () => [
-      { type: 'work.unknown', data: { workId: claim.workId, claimToken: claim.claimToken, reason } },
-    ]);
+    return this.decide({ type: 'mark_unknown', ...this.claimOf(claim), reason });
   }
 
   /** Cancels unsent work; repeating it is a no-op. */
   cancel(workId: string, reason: string): Promise<void> {
-    return this.withItem(workId, () => [{ type: 'work.cancelled', data: { workId, reason } }]);
+    return this.decide({ type: 'cancel', workId, reason });
   }
 
   /** An operator's decision on unknown work: `sent`, `failed`, or `retry` (at `retryAt` or now). */
@@ -235,21 +222,12 @@ export class DurableWorkRuntime {
     decision: 'sent' | 'failed' | 'retry',
     options: { retryAt?: string; note?: string } = {},
   ): Promise<void> {
-    return this.withItem(workId, () => [{ type: 'work.resolved', data: { workId, decision, ...options } }]);
+    return this.decide({ type: 'resolve', workId, decision, ...options });
   }
 
   /** The consumer's acknowledgement; with a claim token, it must be the current one. Repeats are no-ops. */
   acknowledge(workId: string, claimToken?: string, also: readonly AppendStream[] = []): Promise<void> {
-    return this.withItem(
-      workId,
-      (item) => {
-        if (claimToken !== undefined && item.claimToken !== null && item.claimToken !== claimToken) {
-          throw new StaleClaimError(workId, claimToken, 'another claim holds the item now');
-        }
-        return [{ type: 'work.acknowledged', data: { workId, ...(claimToken ? { claimToken } : {}) } }];
-      },
-      also,
-    );
+    return this.decide({ type: 'acknowledge', workId, ...(claimToken === undefined ? {} : { claimToken }) }, also);
   }
 
   /**
@@ -362,31 +340,16 @@ export class DurableWorkRuntime {
     });
   }
 
-  /** A token-checked command: the presented claim must be the item's current, unexpired one. */
-  private withClaim(
-    claim: WorkClaim,
-    decide: (item: WorkAggregate) => NewEvent<WorkEventType>[],
-    also: readonly AppendStream[] = [],
-  ): Promise<void> {
-    return this.withItem(
-      claim.workId,
-      (item) => {
-        assertCurrentClaim(item, claim.claimToken, iso(this.options.clock.now()));
-        return decide(item);
-      },
-      also,
-    );
+  /** The claim a claimant's command presents, checked at the clock's now. */
+  private claimOf(claim: WorkClaim): { workId: string; claimToken: string; now: string } {
+    return { workId: claim.workId, claimToken: claim.claimToken, now: iso(this.options.clock.now()) };
   }
 
-  private withItem(
-    workId: string,
-    decide: (item: WorkAggregate) => NewEvent<WorkEventType>[],
-    also: readonly AppendStream[] = [],
-  ): Promise<void> {
+  /** load (the work item fold) → {@link decideWork} → append, with `also` in the same commit when it appends. */
+  private decide(command: WorkCommand, also: readonly AppendStream[] = []): Promise<void> {
     return commandLoop(this.options.store, async () => {
-      const item = await loadWork(this.options.store, workId);
-      if (item.state === 'none') throw new NotFoundError('work item', workId);
-      const events = checkEvents(workLifecycle, item.state, decide(item), workId);
+      const item = await loadWork(this.options.store, command.workId);
+      const events = decideWork(command, item.facts);
       return {
         streams: events.length > 0 ? [streamAppend(WORK, item, events), ...also] : [],
         result: undefined,

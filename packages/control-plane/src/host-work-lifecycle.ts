@@ -1,6 +1,6 @@
-import { type Clock, findEvent, type IdGenerator, IdPrefix } from '@demiurge/contracts';
+import { type Clock, type IdGenerator, IdPrefix } from '@demiurge/contracts';
 import { type AppendStream, commandLoop, type EventStore, loadAggregate, streamAppend } from '@demiurge/event-store';
-import { checkEvents, deliveryLifecycle, taskLifecycle, workLifecycle } from '@demiurge/lifecycle';
+import { checkEvents, deliveryLifecycle, taskFold, taskLifecycle, workLifecycle } from '@demiurge/lifecycle';
 import { type OperatorStatus, operatorStatusReader } from '@demiurge/projector-operator-status';
 import {
   assertCompletionScope,
@@ -98,9 +98,9 @@ export class HostWorkLifecycleRuntime {
     return commandLoop(this.options.store, async () => {
       const item = await loadWork(this.options.store, claim.workId);
       if (item.state === 'none') throw new NotFoundError('work item', claim.workId);
-      const task = await loadAggregate(this.options.store, taskLifecycle, taskId);
-      if (task.state === 'none') throw new NotFoundError('task', taskId);
-      assertCompletionScope(taskId, findEvent(task.events, 'task.submitted')?.data.sessionId ?? null, consumer);
+      const task = await loadAggregate(this.options.store, taskFold, taskId);
+      if (task.state.status === 'none') throw new NotFoundError('task', taskId);
+      assertCompletionScope(taskId, task.state.sessionId, consumer);
       const workEvents = checkEvents(
         workLifecycle,
         item.state,
@@ -111,7 +111,7 @@ export class HostWorkLifecycleRuntime {
       assertCurrentClaim(item, claim.claimToken, new Date(this.options.clock.now()).toISOString());
       const taskEvents = checkEvents(
         taskLifecycle,
-        task.state,
+        task.state.status,
         [
           {
             type: 'task.completion_acknowledged',
@@ -153,9 +153,9 @@ export class HostWorkLifecycleRuntime {
    */
   acknowledgeTaskNotices(taskId: string, consumer: CompletionConsumer): Promise<number> {
     return commandLoop(this.options.store, async () => {
-      const task = await loadAggregate(this.options.store, taskLifecycle, taskId);
-      if (task.state === 'none') throw new NotFoundError('task', taskId);
-      assertCompletionScope(taskId, findEvent(task.events, 'task.submitted')?.data.sessionId ?? null, consumer);
+      const task = await loadAggregate(this.options.store, taskFold, taskId);
+      if (task.state.status === 'none') throw new NotFoundError('task', taskId);
+      assertCompletionScope(taskId, task.state.sessionId, consumer);
       const taken = await takeNotices(this.noticeDeps(), consumer, { taskId });
       return { streams: [...taken.streams], result: taken.notices.length };
     });

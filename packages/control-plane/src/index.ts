@@ -44,4 +44,6 @@ export {
   type TaskRef,
   TaskSpec,
 } from './runtime-control-plane.js';
+export { type NewTaskEvent, type TaskCommand, taskDecider } from './task.decider.js';
+export { decideWork, type WorkCommand, workDecider } from './work.decider.js';
 export { loadWork, type WorkAggregate } from './work-aggregate.js';

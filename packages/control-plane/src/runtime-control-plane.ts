@@ -1,11 +1,9 @@
 import {
   type Actor,
-  asDomainEvent,
   type Clock,
   type EventMeta,
   type IdGenerator,
   IdPrefix,
-  type NewEvent,
   SessionId,
   TaskId,
 } from '@demiurge/contracts';
@@ -20,18 +18,19 @@ import {
 } from '@demiurge/event-store';
 import {
   checkEvents,
-  nextState,
-  type TaskEventType,
+  type TaskFacts,
   type TaskState,
+  taskFold,
   taskLifecycle,
   workLifecycle,
 } from '@demiurge/lifecycle';
 import { type TaskView, taskBoardReader } from '@demiurge/projector-task-board';
 import { z } from 'zod';
-import { completionWorkId, type NoticeOutcome, noticeRecords } from './completion-notices.js';
+import { noticeRecords } from './completion-notices.js';
 import type { DurableWorkRuntime } from './durable-work.js';
-import { NotFoundError, NotResumableError, parseSpec } from './errors.js';
+import { NotFoundError, parseSpec } from './errors.js';
 import { defaultTaskKinds, type KindRegistry, WorkKind } from './kinds.js';
+import { type TaskCommand, taskDecider } from './task.decider.js';
 import { loadWork } from './work-aggregate.js';
 
 /** What `submitTask` takes; `input` is validated by the kind's schema. */
@@ -71,13 +70,6 @@ export interface ControlPlaneOptions {
 }
 
 const TASK = taskLifecycle.streamType;
-const TERMINAL: readonly TaskState[] = ['completed', 'failed', 'cancelled'];
-
-interface TaskAggregate extends Loaded<TaskState> {
-  readonly sessionId: string | null;
-  readonly notifyPolicy: 'return_to_parent' | 'silent';
-  readonly blocked: { reason: string; resumable: boolean } | null;
-}
 
 /** The work states in which a notice is still unsettled (deleting or archiving its task cancels it). */
 const UNSETTLED = ['queued', 'claimed', 'running', 'retry_scheduled'];
@@ -94,9 +86,11 @@ const UNSETTLED = ['queued', 'claimed', 'running', 'retry_scheduled'];
  */
 export class RuntimeControlPlane {
   readonly kinds: KindRegistry;
+  private readonly tasks: ReturnType<typeof taskDecider>;
 
   constructor(private readonly options: ControlPlaneOptions) {
     this.kinds = options.kinds ?? defaultTaskKinds;
+    this.tasks = taskDecider({ noticeWorkId: () => options.ids.next(IdPrefix.work) });
   }
 
   /** `by`: who submits (e.g. a model acting in the session), recorded as the actor; default the control plane. */
@@ -152,68 +146,56 @@ export class RuntimeControlPlane {
     return views;
   }
 
-  /** Cancels a task (before or after it started); repeating it is a no-op. */
-  /** `cleanupError`: the task's cleanup failed (its type and message are recorded); it is cancelled all the same. */
+  /**
+   * Cancels a task (before or after it started); repeating it is a no-op.
+   * `cleanupError`: the task's cleanup failed (its type and message are recorded); it is cancelled all the same.
+   */
   cancelTask(
     ref: TaskRef,
     reason: string,
     details: { cleanupError?: { type: string; message: string } } = {},
   ): Promise<TaskView> {
-    return this.command(ref, () => [
-      {
-        type: 'task.cancelled',
-        data: { taskId: ref.taskId, reason, ...(details.cleanupError ? { cleanupError: details.cleanupError } : {}) },
-      },
-    ]);
+    return this.command({ type: 'cancel', ...target(ref), reason, ...details });
   }
 
   /** Deletes a cancelled task: hidden from every active view, kept for audit. Repeating is a no-op. */
   deleteTask(ref: TaskRef, reason?: string): Promise<TaskView> {
-    return this.command(ref, () => [
-      { type: 'task.deleted', data: { taskId: ref.taskId, ...(reason ? { reason } : {}) } },
-    ]);
+    return this.command({ type: 'delete', ...target(ref), ...(reason ? { reason } : {}) });
   }
 
   archiveTask(ref: TaskRef): Promise<TaskView> {
-    return this.command(ref, () => [{ type: 'task.archived', data: { taskId: ref.taskId } }]);
+    return this.command({ type: 'archive', ...target(ref) });
   }
 
   blockTask(ref: TaskRef, reason: string, resumable: boolean): Promise<TaskView> {
-    return this.command(ref, () => [{ type: 'task.blocked', data: { taskId: ref.taskId, reason, resumable } }]);
+    return this.command({ type: 'block', ...target(ref), reason, resumable });
   }
 
   /** Resumes a waiting or blocked task; a blocked task marked not resumable is refused. */
   resumeTask(ref: TaskRef): Promise<TaskView> {
-    return this.command(ref, (task) => {
-      if (task.state === 'blocked' && task.blocked && !task.blocked.resumable) {
-        throw new NotResumableError(ref.taskId, task.blocked.reason);
-      }
-      return [{ type: 'task.resumed', data: { taskId: ref.taskId } }];
-    });
+    return this.command({ type: 'resume', ...target(ref) });
   }
 
   // --- worker-facing transitions (RuntimeTaskWorker) -------------------------------------------
 
   startTask(ref: TaskRef, worker: string): Promise<TaskView> {
-    return this.command(ref, () => [{ type: 'task.started', data: { taskId: ref.taskId, worker } }]);
+    return this.command({ type: 'start', ...target(ref), worker });
   }
 
   waitTask(ref: TaskRef, reason: string): Promise<TaskView> {
-    return this.command(ref, () => [{ type: 'task.waiting', data: { taskId: ref.taskId, reason } }]);
+    return this.command({ type: 'wait', ...target(ref), reason });
   }
 
   logTask(ref: TaskRef, stream: 'stdout' | 'stderr' | 'progress', text: string): Promise<TaskView> {
-    return this.command(ref, () => [{ type: 'task.log', data: { taskId: ref.taskId, stream, text } }]);
+    return this.command({ type: 'log', ...target(ref), stream, text });
   }
 
   completeTask(ref: TaskRef, result: { summary?: string; exitCode?: number } = {}): Promise<TaskView> {
-    return this.command(ref, () => [{ type: 'task.completed', data: { taskId: ref.taskId, ...result } }]);
+    return this.command({ type: 'complete', ...target(ref), ...result });
   }
 
   failTask(ref: TaskRef, error: { code: string; message: string }, exitCode?: number): Promise<TaskView> {
-    return this.command(ref, () => [
-      { type: 'task.failed', data: { taskId: ref.taskId, error, ...(exitCode === undefined ? {} : { exitCode }) } },
-    ]);
+    return this.command({ type: 'fail', ...target(ref), error, ...(exitCode === undefined ? {} : { exitCode }) });
   }
 
   // --- internals ------------------------------------------------------------------------------
@@ -222,7 +204,7 @@ export class RuntimeControlPlane {
    * Settles the task's unacknowledged notices (`work.cancelled`) for the commit that deletes or archives it:
    * nobody is told about a task that is gone, and no notice of it stays pending.
    */
-  private async settleNotices(task: TaskAggregate, reason: string): Promise<AppendStream[]> {
+  private async settleNotices(task: Loaded<TaskFacts>, reason: string): Promise<AppendStream[]> {
     const streams: AppendStream[] = [];
     for (const notice of noticeRecords(task.events, task.streamId)) {
       if (notice.acknowledged) continue;
@@ -244,68 +226,49 @@ export class RuntimeControlPlane {
     return streams;
   }
 
-  private async load(ref: TaskRef): Promise<TaskAggregate> {
-    const loaded = await loadAggregate(this.options.store, taskLifecycle, ref.taskId);
-    let sessionId: string | null = null;
-    let notifyPolicy: TaskAggregate['notifyPolicy'] = 'return_to_parent';
-    let blocked: TaskAggregate['blocked'] = null;
-    for (const recorded of loaded.events) {
-      const event = asDomainEvent(recorded);
-      if (event.type === 'task.submitted') {
-        sessionId = event.data.sessionId;
-        notifyPolicy = event.data.notifyPolicy ?? 'return_to_parent';
-      }
-      if (event.type === 'task.blocked') blocked = { reason: event.data.reason, resumable: event.data.resumable };
-      if (event.type === 'task.resumed') blocked = null;
-    }
-    if (loaded.state === 'none' || sessionId !== ref.sessionId) throw new NotFoundError('task', ref.taskId);
-    return { ...loaded, sessionId, notifyPolicy, blocked };
-  }
-
   /**
-   * load → decide (machine-checked; idempotent repeats dropped) → append. A task that reaches a
-   * terminal state gets its completion notice (`task.completion_ready` + a `task.completion` work
-   * item) in the same commit, and so does a task that becomes blocked (it needs the user), unless its
-   * notify policy is `silent`. Deleting or archiving a task settles its pending notices in the same commit.
+   * load (the task fold) → decide ({@link taskDecider}: machine-checked, idempotent repeats dropped, the
+   * notice of a task that ends or becomes blocked included) → append. The notice's `task.completion` work
+   * item is enqueued in the same commit; deleting or archiving a task settles its pending notices in it too.
    */
-  private async command(ref: TaskRef, decide: (task: TaskAggregate) => NewEvent<TaskEventType>[]): Promise<TaskView> {
+  private async command(command: TaskCommand): Promise<TaskView> {
     await commandLoop(this.options.store, async () => {
-      const task = await this.load(ref);
-      const events = checkEvents(taskLifecycle, task.state, decide(task), ref.taskId);
+      const task = await loadAggregate(this.options.store, taskFold, command.taskId);
+      const events = this.tasks.decide(command, task.state);
       if (events.length === 0) return { streams: [], result: undefined };
-      let state: TaskState = task.state;
-      for (const e of events)
-        state = nextState(taskLifecycle, state, { type: e.type as TaskEventType, data: e.data }) ?? state;
       const streams: AppendStream[] = [];
-      const ended = TERMINAL.includes(state) && !TERMINAL.includes(task.state);
-      const blocked = state === 'blocked' && task.state !== 'blocked';
-      if ((ended || blocked) && task.notifyPolicy !== 'silent') {
-        // One final notice per task (its derived work id, which yield_until claims); one per block.
-        const workId = ended ? completionWorkId(ref.taskId) : this.options.ids.next(IdPrefix.work);
-        events.push({
-          type: 'task.completion_ready',
-          data: { taskId: ref.taskId, outcome: state as NoticeOutcome, workId },
-        });
-        streams.push(
-          this.options.work.enqueueStream({
-            workId,
-            kind: WorkKind.taskCompletion,
-            subjectId: ref.taskId,
-            payload: { taskId: ref.taskId },
-          }).stream,
-        );
-      }
-      if ((state === 'deleted' || state === 'archived') && task.state !== state) {
-        streams.push(...(await this.settleNotices(task, `the task was ${state}`)));
+      for (const event of events) {
+        if (event.type === 'task.completion_ready' && event.data.workId) {
+          const { taskId, workId } = event.data;
+          streams.push(
+            this.options.work.enqueueStream({
+              workId,
+              kind: WorkKind.taskCompletion,
+              subjectId: taskId,
+              payload: { taskId },
+            }).stream,
+          );
+        }
+        if (event.type === 'task.deleted' || event.type === 'task.archived') {
+          const gone = event.type === 'task.deleted' ? 'deleted' : 'archived';
+          streams.push(...(await this.settleNotices(task, `the task was ${gone}`)));
+        }
       }
       return {
         streams: [streamAppend(TASK, task, events), ...streams],
         result: undefined,
         options: {
-          meta: { actor: { kind: 'system', id: 'control-plane' }, sessionId: ref.sessionId, ...this.options.meta },
+          meta: {
+            actor: { kind: 'system', id: 'control-plane' },
+            sessionId: command.sessionId,
+            ...this.options.meta,
+          },
         },
       };
     });
-    return this.getTask(ref);
+    return this.getTask(command);
   }
 }
+
+/** The target of a task command. */
+const target = (ref: TaskRef) => ({ taskId: ref.taskId, sessionId: ref.sessionId });

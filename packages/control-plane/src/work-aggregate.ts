@@ -1,78 +1,49 @@
-import { asDomainEvent } from '@demiurge/contracts';
 import { type EventStore, type Loaded, loadAggregate } from '@demiurge/event-store';
-import { type WorkState, workLifecycle } from '@demiurge/lifecycle';
+import { LEASED_WORK_STATES, type WorkFacts, type WorkPayload, type WorkState, workFold } from '@demiurge/lifecycle';
 import { StaleClaimError } from './errors.js';
 import type { KindRegistry } from './kinds.js';
 
-/** A work item as its stream says: the machine's state plus the facts a claim is checked against. */
+/**
+ * A work item as its stream says: the machine's state plus the facts a claim is checked against, from the
+ * one work item fold (`workFold` in `@demiurge/lifecycle`, shared with the work-items projector).
+ */
 export interface WorkAggregate extends Loaded<WorkState> {
+  /** Every fact of the fold: the decisions ({@link decideWork}) read these. */
+  readonly facts: WorkFacts;
   readonly kind: string | null;
   readonly subjectId: string | null;
-  readonly payload: unknown;
+  readonly payload: WorkPayload | null;
   /** When it may next be claimed. */
   readonly dueAt: string | null;
   readonly claimToken: string | null;
   readonly owner: string | null;
+  /** The current (or last) claim's attempt number: how many times it was claimed. */
   readonly attempt: number;
   readonly leaseUntil: string | null;
 }
 
-const LEASED: readonly WorkState[] = ['claimed', 'running', 'sending'];
-
 /** Whether a state holds a lease (a live claim). */
-export const isLeased = (state: WorkState): boolean => LEASED.includes(state);
+export const isLeased = (state: WorkState): boolean => LEASED_WORK_STATES.includes(state);
 
-/** Loads a work item by folding its stream through the work machine. */
+/**
+ * Loads a work item with the one work item fold: the machine checks every event, and an event naming a
+ * stale claim token changes nothing.
+ */
 export async function loadWork(store: EventStore, workId: string): Promise<WorkAggregate> {
-  const loaded = await loadAggregate(store, workLifecycle, workId);
-  let kind: string | null = null;
-  let subjectId: string | null = null;
-  let payload: unknown = null;
-  let dueAt: string | null = null;
-  let claimToken: string | null = null;
-  let owner: string | null = null;
-  let attempt = 0;
-  let leaseUntil: string | null = null;
-  for (const recorded of loaded.events) {
-    const event = asDomainEvent(recorded);
-    switch (event.type) {
-      case 'work.enqueued':
-        kind = event.data.kind;
-        subjectId = event.data.subjectId;
-        payload = event.data.payload ?? null;
-        dueAt = event.data.notBefore ?? event.recordedAt;
-        break;
-      case 'work.claimed':
-        claimToken = event.data.claimToken;
-        owner = event.data.owner;
-        attempt = event.data.attempt;
-        leaseUntil = event.data.leaseUntil;
-        break;
-      case 'work.heartbeat':
-        leaseUntil = event.data.leaseUntil;
-        break;
-      case 'work.failed':
-        if (event.data.retryAt) dueAt = event.data.retryAt;
-        break;
-      case 'work.lease_expired':
-        dueAt = event.recordedAt;
-        break;
-      case 'work.resolved':
-        if (event.data.decision === 'retry') dueAt = event.data.retryAt ?? event.recordedAt;
-        break;
-    }
-  }
-  const leased = isLeased(loaded.state);
+  const loaded = await loadAggregate(store, workFold, workId);
+  const facts = loaded.state;
   return {
     ...loaded,
-    kind,
-    subjectId,
-    payload,
-    dueAt,
-    claimToken: leased ? claimToken : null,
-    owner: leased ? owner : null,
-    attempt,
-    leaseUntil: leased ? leaseUntil : null,
+    state: facts.status,
+    facts,
+    kind: facts.kind,
+    subjectId: facts.subjectId,
+    payload: facts.payload,
+    dueAt: facts.dueAt,
+    claimToken: facts.claimToken,
+    owner: facts.owner,
+    attempt: facts.attempts,
+    leaseUntil: facts.leaseUntil,
   };
 }
 
@@ -80,18 +51,23 @@ export async function loadWork(store: EventStore, workId: string): Promise<WorkA
  * Throws {@link StaleClaimError} unless `claimToken` is the item's current claim and its lease has not
  * run out at `now` (a `sending` item keeps its claimant: it can never be claimed again anyway).
  */
-export function assertCurrentClaim(item: WorkAggregate, claimToken: string, now: string): void {
-  if (item.claimToken !== claimToken) {
-    const why = item.claimToken ? 'a newer claim holds it' : `it is ${item.state} and holds no claim`;
-    throw new StaleClaimError(item.streamId, claimToken, why);
+export function assertClaimOf(work: WorkFacts, workId: string, claimToken: string, now: string): void {
+  if (work.claimToken !== claimToken) {
+    const why = work.claimToken ? 'a newer claim holds it' : `it is ${work.status} and holds no claim`;
+    throw new StaleClaimError(workId, claimToken, why);
   }
-  if (item.state !== 'sending' && item.leaseUntil !== null && item.leaseUntil < now) {
-    throw new StaleClaimError(item.streamId, claimToken, `its lease expired at ${item.leaseUntil}`);
+  if (work.status !== 'sending' && work.leaseUntil !== null && work.leaseUntil < now) {
+    throw new StaleClaimError(workId, claimToken, `its lease expired at ${work.leaseUntil}`);
   }
 }
 
+/** {@link assertClaimOf} on a loaded item. */
+export function assertCurrentClaim(item: WorkAggregate, claimToken: string, now: string): void {
+  assertClaimOf(item.facts, item.streamId, claimToken, now);
+}
+
 /** Why an item's payload cannot be executed (unknown kind, or not matching its kind's schema), if it cannot. */
-export function payloadProblem(kinds: KindRegistry, item: WorkAggregate): string | undefined {
+export function payloadProblem(kinds: KindRegistry, item: Pick<WorkAggregate, 'kind' | 'payload'>): string | undefined {
   if (!item.kind || !kinds.has(item.kind)) return `unknown work kind ${JSON.stringify(item.kind)}`;
   const result = kinds.schema(item.kind).safeParse(item.payload ?? undefined);
   if (result.success) return undefined;

@@ -1,7 +1,8 @@
 import { type AppendOptions, commandLoop, type EventStore, streamAppend } from '@demiurge/event-store';
-import { checkEvents, workLifecycle } from '@demiurge/lifecycle';
+import { workLifecycle } from '@demiurge/lifecycle';
 import type { KindRegistry } from './kinds.js';
-import { isLeased, loadWork, payloadProblem } from './work-aggregate.js';
+import { decideWork } from './work.decider.js';
+import { loadWork, payloadProblem } from './work-aggregate.js';
 
 const WORK = workLifecycle.streamType;
 
@@ -17,15 +18,8 @@ export function expireLease(
 ): Promise<'unknown' | 'retry_scheduled' | undefined> {
   return commandLoop<'unknown' | 'retry_scheduled' | undefined>(store, async () => {
     const item = await loadWork(store, workId);
-    if (!isLeased(item.state) || item.leaseUntil === null || item.leaseUntil >= at) {
-      return { streams: [], result: undefined };
-    }
-    const events = checkEvents(
-      workLifecycle,
-      item.state,
-      [{ type: 'work.lease_expired', data: { workId, claimToken: item.claimToken!, attempt: item.attempt } }],
-      workId,
-    );
+    const events = decideWork({ type: 'expire_lease', workId, now: at }, item.facts);
+    if (events.length === 0) return { streams: [], result: undefined };
     return {
       streams: [streamAppend(WORK, item, events)],
       result: item.state === 'sending' ? 'unknown' : 'retry_scheduled',

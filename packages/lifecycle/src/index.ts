@@ -31,6 +31,27 @@ export {
   type ScheduleInstanceFacts,
   scheduleInstanceFold,
 } from './folds/schedule-instance.fold.js';
+export {
+  evolveTask,
+  initialTaskFacts,
+  LOG_TAIL_LINES,
+  type TaskArtifact,
+  type TaskFacts,
+  type TaskInput,
+  type TaskLogLine,
+  type TaskProcess,
+  taskFold,
+} from './folds/task.fold.js';
+export {
+  CLAIMABLE_WORK_STATES,
+  evolveWork,
+  initialWorkFacts,
+  LEASED_WORK_STATES,
+  namesStaleClaim,
+  type WorkFacts,
+  type WorkPayload,
+  workFold,
+} from './folds/work.fold.js';
 export { type IdempotentRow, idempotentRepeats } from './idempotent-repeats.js';
 export { renderLifecycleDoc } from './lifecycle-doc.js';
 export { lifecycleFor, lifecycles } from './lifecycles.js';

@@ -6,8 +6,23 @@ import {
   taskEvents,
   workEvents,
 } from '@demiurge/contracts';
-import { deliveryLifecycle, type Lifecycle, taskLifecycle, workLifecycle } from '@demiurge/lifecycle';
-import type { OperatorAggregate, OperatorError, OperatorItemStatus } from './operator-status.view.js';
+import {
+  deliveryLifecycle,
+  evolveTask,
+  evolveWork,
+  initialTaskFacts,
+  initialWorkFacts,
+  type Lifecycle,
+  NONE,
+  type TaskState,
+  taskLifecycle,
+  type WorkState,
+  workLifecycle,
+} from '@demiurge/lifecycle';
+import type { OperatorAggregate, OperatorError, OperatorItem, OperatorItemStatus } from './operator-status.view.js';
+
+/** An item's status after an event, and the claim a work item holds then; undefined: the event changes nothing. */
+export type ItemStep = { readonly status: OperatorItemStatus; readonly claimToken: string | null } | undefined;
 
 /** What the operator view needs to know about one aggregate's events. */
 export interface AggregateSpec {
@@ -19,6 +34,11 @@ export interface AggregateSpec {
   describe(
     event: RecordedEvent,
   ): { kind: string; label: string; sessionId: string | null; subject?: string } | undefined;
+  /**
+   * The item's next status by its aggregate's fold (`evolveWork`, `evolveTask`); without one, the machine's
+   * `nextState`.
+   */
+  step?(item: OperatorItem | undefined, event: RecordedEvent): ItemStep;
   /** The statuses listed in `running`. */
   readonly running: readonly OperatorItemStatus[];
   /** The statuses listed in `needs-operator`. */
@@ -38,6 +58,14 @@ const work: AggregateSpec = {
     const d = event.data;
     return { kind: d.kind, label: `${d.kind} for ${d.subjectId}`, sessionId: null, subject: d.subjectId };
   },
+  // The work item fold: its status, and its claim fencing (an event naming a stale claim token changes nothing).
+  step(item, event) {
+    const facts = item
+      ? { ...initialWorkFacts, status: item.status as WorkState, claimToken: item.claimToken ?? null }
+      : initialWorkFacts;
+    const next = evolveWork(facts, event);
+    return next && next.status !== NONE ? { status: next.status, claimToken: next.claimToken } : undefined;
+  },
   running: ['claimed', 'running', 'sending'],
   needsOperator: ['unknown', 'corrupt'],
 };
@@ -50,6 +78,11 @@ const task: AggregateSpec = {
     if (!isEvent(event, 'task.submitted')) return undefined;
     const d = event.data;
     return { kind: d.kind, label: d.title, sessionId: d.sessionId };
+  },
+  step(item, event) {
+    const facts = item ? { ...initialTaskFacts, status: item.status as TaskState } : initialTaskFacts;
+    const next = evolveTask(facts, event);
+    return next && next.status !== NONE ? { status: next.status, claimToken: null } : undefined;
   },
   running: ['active'],
   needsOperator: [],

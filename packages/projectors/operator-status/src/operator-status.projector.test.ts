@@ -252,4 +252,35 @@ describe('operator-status projector', () => {
     await store.rebuild();
     expect(await reader.dump()).toEqual(before);
   });
+
+  it("follows the work item fold's claim fencing: an event naming a stale claim token changes nothing", async () => {
+    const { store, reader, at, append, enqueue, claim } = setup();
+    const workId = await enqueue('delivery.send');
+    await claim(workId);
+    await append(
+      'work',
+      workId,
+      { type: 'work.lease_expired', data: { workId, claimToken: 'tok', attempt: 1 } },
+      {
+        type: 'work.claimed',
+        data: { workId, claimToken: 'tok2', attempt: 2, owner: 'host-b', leaseUntil: at(60_000) },
+      },
+      { type: 'work.sending', data: { workId, claimToken: 'tok2' } },
+    );
+    const before = await reader.dump();
+    expect(before.items?.[`work/${workId}`]).toMatchObject({ status: 'sending', claimToken: 'tok2' });
+    await append(
+      'work',
+      workId,
+      { type: 'work.unknown', data: { workId, claimToken: 'tok', reason: 'a late writer' } },
+      { type: 'work.succeeded', data: { workId, claimToken: 'tok' } },
+    );
+    expect(await reader.dump()).toEqual(before);
+    await store.rebuild();
+    expect(await reader.dump()).toEqual(before);
+    await append('work', workId, { type: 'work.succeeded', data: { workId, claimToken: 'tok2' } });
+    const settled = await reader.get<OperatorItem>('items', `work/${workId}`);
+    expect(settled).toMatchObject({ status: 'succeeded' });
+    expect(settled?.claimToken).toBeUndefined();
+  });
 });

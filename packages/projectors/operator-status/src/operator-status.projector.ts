@@ -1,7 +1,7 @@
 import { asDomainEvent, deliveryEvents, type RecordedEvent, taskEvents, workEvents } from '@demiurge/contracts';
 import { defineProjector, type ProjectionTx } from '@demiurge/event-store';
 import { allowedEvents, NONE, nextState } from '@demiurge/lifecycle';
-import { type AggregateSpec, errorOf, operatorReason, specOf } from './aggregates.js';
+import { type AggregateSpec, errorOf, type ItemStep, operatorReason, specOf } from './aggregates.js';
 import {
   OperatorStatusCollections as C,
   countKey,
@@ -14,6 +14,15 @@ import {
   type PendingCompletion,
   type RunningEntry,
 } from './operator-status.view.js';
+
+/** The item's next status by its machine alone (an aggregate without a fold here). */
+function machineStep(spec: AggregateSpec, item: OperatorItem | undefined, event: RecordedEvent): ItemStep {
+  const to = nextState(spec.lifecycle, item?.status ?? NONE, { type: event.type, data: event.data }) as
+    | OperatorItemStatus
+    | typeof NONE
+    | undefined;
+  return to === undefined || to === NONE ? undefined : { status: to, claimToken: null };
+}
 
 function addCount(tx: ProjectionTx, item: OperatorItem, delta: number): void {
   const key = countKey(item.aggregate, item.kind, item.status);
@@ -97,13 +106,15 @@ function settleNotice(tx: ProjectionTx, taskId: string, workId: string): void {
  * One operator-readable view across work items, tasks and the outbox: counts by aggregate, kind and
  * status; running work and active tasks; pending task completions; unknown effects and corrupt work
  * that need an operator, with the actions their machine allows; and the last error. Statuses come
- * from the lifecycles (`nextState`); an event its machine refuses, or one for an item never created,
- * leaves the view unchanged. It keeps its own per-item state (`items`) and reads no other projector.
+ * from the aggregates' folds (`evolveWork`, `evolveTask`; deliveries from their machine, `nextState`): an
+ * event refused, one naming a stale claim token of a work item, or one for an item never created, leaves the
+ * view unchanged. It keeps its own per-item state (`items`) and reads no other projector.
  */
 export const operatorStatusProjector = defineProjector({
   name: 'operator-status',
   // 2: notices of blocked tasks, acknowledgements per notice (workId), allowed lists of tasks changed.
-  version: 2,
+  // 3: work items follow the work item fold: a leased item keeps its claim token, an event naming a stale one is skipped.
+  version: 3,
   handles: [...workEvents, ...taskEvents, ...deliveryEvents].map((e) => e.type),
   apply(event, tx) {
     const spec = specOf(event.type);
@@ -112,11 +123,9 @@ export const operatorStatusProjector = defineProjector({
     if (id === undefined) return;
     const key = operatorItemKey(spec.aggregate, id);
     const item = tx.get<OperatorItem>(C.items, key);
-    const to = nextState(spec.lifecycle, item?.status ?? NONE, { type: event.type, data: event.data }) as
-      | OperatorItemStatus
-      | typeof NONE
-      | undefined;
-    if (to === undefined || to === NONE) return;
+    const step = spec.step ? spec.step(item, event) : machineStep(spec, item, event);
+    if (step === undefined) return;
+    const to = step.status;
     const error = errorOf(event);
     const described = item ?? spec.describe(event);
     if (!described) return;
@@ -131,6 +140,7 @@ export const operatorStatusProjector = defineProjector({
       sessionId,
       ...(subject === undefined ? {} : { subject }),
       updatedAt: event.recordedAt,
+      ...(step.claimToken === null ? {} : { claimToken: step.claimToken }),
       lastError: error ?? item?.lastError ?? null,
     };
     tx.put(C.items, key, next);

@@ -29,6 +29,8 @@ export interface OperatorItem {
   /** A work item's subject (`subjectId`: the task of a `task.completion` notice...). */
   readonly subject?: string;
   readonly updatedAt: string;
+  /** A work item's current claim token while claimed, running or sending (the work item fold's claim fencing). */
+  readonly claimToken?: string;
   /** The last failure recorded on it (`*.failed`, or `work.corrupt` as `{ code: 'corrupt' }`). */
   readonly lastError: OperatorError | null;
 }

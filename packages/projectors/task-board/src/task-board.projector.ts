@@ -1,6 +1,6 @@
-import { asDomainEvent, type EventOfType, isEvent, type RecordedEvent, taskEvents } from '@demiurge/contracts';
+import { isEvent, type RecordedEvent, taskEvents } from '@demiurge/contracts';
 import { defineProjector, type ProjectionTx } from '@demiurge/event-store';
-import { allowedEvents, NONE, nextState, type TaskEventType, type TaskState, taskLifecycle } from '@demiurge/lifecycle';
+import { allowedEvents, evolveTask, initialTaskFacts, NONE, type TaskFacts, taskLifecycle } from '@demiurge/lifecycle';
 import {
   type BoardEntry,
   boardKey,
@@ -9,100 +9,72 @@ import {
   type SessionTaskEntry,
   sessionTaskKey,
   TaskBoardCollections,
-  type TaskStatus,
   type TaskView,
 } from './task.view.js';
 
 const taskEventTypes = taskEvents.map((e) => e.type);
 
-function created(event: EventOfType<'task.submitted'>, status: TaskStatus): TaskView {
-  const d = event.data;
+/** The fold's facts of a stored task (the view keeps every fact the fold reads back). */
+function factsOf(task: TaskView): TaskFacts {
   return {
-    taskId: d.taskId,
-    sessionId: d.sessionId,
-    runId: d.runId ?? null,
-    parentTaskId: d.parentTaskId ?? null,
-    kind: d.kind,
-    title: d.title,
-    input: d.input ?? null,
-    notifyPolicy: d.notifyPolicy ?? 'return_to_parent',
+    status: task.status,
+    taskId: task.taskId,
+    sessionId: task.sessionId,
+    runId: task.runId,
+    parentTaskId: task.parentTaskId,
+    kind: task.kind,
+    title: task.title,
+    input: task.input,
+    notifyPolicy: task.notifyPolicy,
+    hidden: task.hidden,
+    blocked: task.blocked,
+    cancelReason: task.cancelReason,
+    ...(task.cleanupError ? { cleanupError: task.cleanupError } : {}),
+    error: task.error,
+    exitCode: task.exitCode,
+    summary: task.summary,
+    worker: task.worker,
+    logTail: task.logTail,
+    process: task.process,
+    artifacts: task.artifacts,
+    completion: task.completion,
+    submittedAt: task.submittedAt,
+  };
+}
+
+/** The view of the task after the fold: its facts, its lane, the time and version of the event, what the machine allows now. */
+function viewOf(facts: TaskFacts, event: RecordedEvent): TaskView | undefined {
+  const { status, taskId, sessionId, kind, title, submittedAt } = facts;
+  if (status === NONE || taskId === null || sessionId === null || kind === null || title === null) return undefined;
+  if (submittedAt === null) return undefined;
+  return {
+    taskId,
+    sessionId,
+    runId: facts.runId,
+    parentTaskId: facts.parentTaskId,
+    kind,
+    title,
+    input: facts.input,
+    notifyPolicy: facts.notifyPolicy,
     status,
     lane: laneOf(status),
-    hidden: false,
-    blocked: null,
-    cancelReason: null,
-    error: null,
-    exitCode: null,
-    summary: null,
-    worker: null,
-    logTail: [],
-    process: null,
-    artifacts: [],
-    completion: 'none',
-    submittedAt: event.recordedAt,
+    hidden: facts.hidden,
+    blocked: facts.blocked,
+    cancelReason: facts.cancelReason,
+    ...(facts.cleanupError ? { cleanupError: facts.cleanupError } : {}),
+    error: facts.error,
+    exitCode: facts.exitCode,
+    summary: facts.summary,
+    worker: facts.worker,
+    logTail: facts.logTail,
+    process: facts.process,
+    artifacts: facts.artifacts,
+    completion: facts.completion,
+    submittedAt,
     updatedAt: event.recordedAt,
     version: event.streamVersion,
     allowed: allowedEvents(taskLifecycle, status),
   };
-}
-
-/** The fields one accepted event sets. */
-function changes(task: TaskView, recorded: RecordedEvent): Partial<TaskView> {
-  const event = asDomainEvent(recorded);
-  switch (event.type) {
-    case 'task.started':
-      return { worker: event.data.worker };
-    case 'task.blocked': {
-      const d = event.data;
-      return { blocked: { reason: d.reason, resumable: d.resumable } };
-    }
-    case 'task.completed': {
-      const d = event.data;
-      return { summary: d.summary ?? null, exitCode: d.exitCode ?? null };
-    }
-    case 'task.failed': {
-      const d = event.data;
-      return { error: d.error, exitCode: d.exitCode ?? null };
-    }
-    case 'task.cancelled': {
-      const d = event.data;
-      return { cancelReason: d.reason, ...(d.cleanupError ? { cleanupError: d.cleanupError } : {}) };
-    }
-    case 'task.deleted':
-      return { hidden: true };
-    case 'task.log': {
-      const d = event.data;
-      const line = { stream: d.stream, text: d.text, at: event.recordedAt };
-      return { logTail: [...task.logTail, line].slice(-LOG_TAIL_LINES) };
-    }
-    case 'task.process_started': {
-      const { taskId: _, startMarker, ...d } = event.data;
-      return { process: { ...d, startMarker: startMarker ?? null, at: event.recordedAt } };
-    }
-    case 'task.artifact_recorded': {
-      const { taskId: _, sha256, ...d } = event.data;
-      return { artifacts: [...task.artifacts, { ...d, sha256: sha256 ?? null, at: event.recordedAt }] };
-    }
-    case 'task.completion_ready':
-      return { completion: 'ready' };
-    case 'task.completion_acknowledged':
-      return { completion: 'acknowledged' };
-    default:
-      return {};
-  }
-}
-
-function evolve(task: TaskView, event: RecordedEvent, status: TaskStatus): TaskView {
-  const next: TaskView = {
-    ...task,
-    ...changes(task, event),
-    status,
-    lane: laneOf(status),
-    updatedAt: event.recordedAt,
-    version: event.streamVersion,
-    allowed: allowedEvents(taskLifecycle, status),
-  };
-  return status === 'blocked' ? next : { ...next, blocked: null };
 }
 
 const boardEntry = (t: TaskView): { id: string; doc: BoardEntry } | undefined =>
@@ -129,8 +101,8 @@ function writeIndexes(tx: ProjectionTx, before: TaskView | undefined, after: Tas
  * session's task list (`by-session`). Cancelled tasks move to the `done` lane; deleted tasks are hidden
  * and in no lane but stay in `tasks` for audit; each task keeps the last {@link LOG_TAIL_LINES} log lines,
  * its OS process (`task.process_started`) and its artifacts (`task.artifact_recorded`).
- * Statuses come from the task machine (`nextState`); an event it refuses, or one for a task never
- * submitted, leaves the read model unchanged.
+ * Each task is the one task fold (`evolveTask` in `@demiurge/lifecycle`, the same fold the command side loads
+ * tasks with): an event the machine refuses, or one for a task never submitted, leaves the read model unchanged.
  */
 export const taskBoardProjector = defineProjector({
   name: 'task-board',
@@ -141,10 +113,8 @@ export const taskBoardProjector = defineProjector({
     if (!isEvent(event, ...taskEventTypes)) return;
     const { taskId } = event.data;
     const task = tx.get<TaskView>(TaskBoardCollections.tasks, taskId);
-    const from: TaskState = task?.status ?? NONE;
-    const to = nextState(taskLifecycle, from, { type: event.type as TaskEventType, data: event.data });
-    if (to === undefined || to === NONE) return;
-    const next = task ? evolve(task, event, to) : isEvent(event, 'task.submitted') ? created(event, to) : undefined;
+    const facts = evolveTask(task ? factsOf(task) : initialTaskFacts, event);
+    const next = facts && viewOf(facts, event);
     if (!next) return;
     writeIndexes(tx, task, next);
     tx.put(TaskBoardCollections.tasks, taskId, next);

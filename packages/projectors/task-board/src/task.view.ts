@@ -1,12 +1,12 @@
-import type {
-  EventData,
-  TaskArtifactRecorded,
-  TaskKind,
-  TaskLog,
-  TaskProcessStarted,
-  TaskSubmitted,
-} from '@demiurge/contracts';
-import type { TaskEventType, TaskState } from '@demiurge/lifecycle';
+import type { EventData, TaskArtifactRecorded, TaskKind, TaskProcessStarted, TaskSubmitted } from '@demiurge/contracts';
+import {
+  LOG_TAIL_LINES as TASK_LOG_TAIL_LINES,
+  type TaskArtifact,
+  type TaskEventType,
+  type TaskLogLine,
+  type TaskProcess,
+  type TaskState,
+} from '@demiurge/lifecycle';
 
 /** A task's status: any state of the task machine except the pre-creation `none`. */
 export type TaskStatus = Exclude<TaskState, 'none'>;
@@ -14,42 +14,11 @@ export type TaskStatus = Exclude<TaskState, 'none'>;
 /** The board lanes. A task in no lane (deleted, archived) is off the board. */
 export type TaskLane = 'active' | 'waiting' | 'blocked' | 'done';
 
-/** How many `task.log` lines a task keeps (full output streams are artifacts). */
-export const LOG_TAIL_LINES = 20;
+/** How many `task.log` lines a task keeps (full output streams are artifacts): the task fold's. */
+export const LOG_TAIL_LINES = TASK_LOG_TAIL_LINES;
 
-/** One line of a task's log tail. */
-export interface TaskLogLine {
-  readonly stream: EventData<typeof TaskLog>['stream'];
-  readonly text: string;
-  /** When it was recorded. */
-  readonly at: string;
-}
-
-/**
- * The OS process a task runs (its last `task.process_started`): enough to find it again, never enough
- * alone to signal it (a signal is sent only after `startMarker` is re-read and matches).
- */
-export interface TaskProcess {
-  readonly spawnId: string;
-  /** The host that spawned it. */
-  readonly host: string;
-  readonly pid: number;
-  readonly pgid: number;
-  readonly platform: string;
-  /** e.g. `linux:<boot id>:<start time>`; null where the platform offers none. */
-  readonly startMarker: string | null;
-  readonly at: string;
-}
-
-/** A recorded artifact of a task (`task.artifact_recorded`), e.g. its full stdout. */
-export interface TaskArtifact {
-  readonly artifactId: string;
-  readonly name: string;
-  readonly path: string;
-  readonly bytes: number;
-  readonly sha256: string | null;
-  readonly at: string;
-}
+/** One line of a task's log tail, the OS process a task runs, a recorded artifact: as the task fold keeps them. */
+export type { TaskArtifact, TaskLogLine, TaskProcess };
 
 /** The process fields of a `task.process_started`, as the board keeps them. */
 export type TaskProcessData = Omit<EventData<typeof TaskProcessStarted>, 'taskId'>;

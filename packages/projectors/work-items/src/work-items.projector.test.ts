@@ -247,6 +247,39 @@ describe('work-items projector', () => {
     expect(await reader.dump()).toEqual(before);
   });
 
+  it('skips a heartbeat or an outcome naming a stale claim token, live and on rebuild', async () => {
+    const { store, ids: gen, reader, at } = setup();
+    const workId = gen.next('wrk');
+    const claimed = (claimToken: string, attempt: number) => ({
+      type: 'work.claimed',
+      data: { workId, claimToken, attempt, owner: 'host', leaseUntil: at(30_000) },
+    });
+    await work(
+      store,
+      workId,
+      { type: 'work.enqueued', data: { workId, kind: 'delivery.send', subjectId: 'dlv-1' } },
+      claimed('c1', 1),
+      { type: 'work.lease_expired', data: { workId, claimToken: 'c1', attempt: 1 } },
+      claimed('c2', 2),
+    );
+    const before = await reader.dump();
+    await work(
+      store,
+      workId,
+      { type: 'work.heartbeat', data: { workId, claimToken: 'c1', leaseUntil: at(3_600_000) } },
+      { type: 'work.succeeded', data: { workId, claimToken: 'c1', externalRef: 'late' } },
+    );
+    expect(await reader.dump()).toEqual(before);
+    await store.rebuild();
+    expect(await reader.dump()).toEqual(before);
+    expect(await reader.get<WorkItemView>(WorkItemCollections.items, workId)).toMatchObject({
+      status: 'claimed',
+      claimToken: 'c2',
+      leaseUntil: at(30_000),
+      version: 4,
+    });
+  });
+
   it('is rebuilt from the log when its version changes', async () => {
     const { store, ids: gen, log, reader, clock } = setup();
     const workId = gen.next('wrk');

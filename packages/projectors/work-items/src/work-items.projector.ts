@@ -1,6 +1,6 @@
-import { asDomainEvent, type EventOfType, isEvent, type RecordedEvent, workEvents } from '@demiurge/contracts';
+import { isEvent, type RecordedEvent, workEvents } from '@demiurge/contracts';
 import { defineProjector, type ProjectionTx } from '@demiurge/event-store';
-import { allowedEvents, NONE, nextState, type WorkEventType, type WorkState, workLifecycle } from '@demiurge/lifecycle';
+import { allowedEvents, evolveWork, initialWorkFacts, NONE, type WorkFacts, workLifecycle } from '@demiurge/lifecycle';
 import {
   type ClaimableEntry,
   claimableByKindKey,
@@ -10,97 +10,54 @@ import {
   type LeaseEntry,
   leaseKey,
   WorkItemCollections,
-  type WorkItemStatus,
   type WorkItemView,
 } from './work-item.view.js';
 
-/** A time from event data as `Date#toISOString()` (the schema accepts any ISO precision; keys need one). */
-const isoTime = (time: string): string => new Date(time).toISOString();
-
 const workEventTypes = workEvents.map((e) => e.type);
 
-function created(event: EventOfType<'work.enqueued'>, status: WorkItemStatus): WorkItemView {
-  const d = event.data;
-  const nextAttemptAt = d.notBefore === undefined ? null : isoTime(d.notBefore);
+/** The fold's facts of a stored item (the view keeps every fact the fold reads back). */
+function factsOf(item: WorkItemView): WorkFacts {
   return {
-    workId: d.workId,
-    kind: d.kind,
-    subjectId: d.subjectId,
-    status,
-    attempts: 0,
-    claimToken: null,
-    owner: null,
-    leaseUntil: null,
-    nextAttemptAt,
-    dueAt: nextAttemptAt ?? event.recordedAt,
-    lastError: null,
-    externalRef: null,
-    payload: d.payload ?? null,
-    enqueuedAt: event.recordedAt,
-    updatedAt: event.recordedAt,
-    version: event.streamVersion,
-    allowed: allowedEvents(workLifecycle, status),
+    status: item.status,
+    workId: item.workId,
+    kind: item.kind,
+    subjectId: item.subjectId,
+    payload: item.payload,
+    attempts: item.attempts,
+    claimToken: item.claimToken,
+    owner: item.owner,
+    leaseUntil: item.leaseUntil,
+    nextAttemptAt: item.nextAttemptAt,
+    dueAt: item.dueAt,
+    lastError: item.lastError,
+    externalRef: item.externalRef,
+    enqueuedAt: item.enqueuedAt,
   };
 }
 
-/** The fields one accepted event sets, before the per-status rules in {@link evolve}. */
-function changes(item: WorkItemView, recorded: RecordedEvent, status: WorkItemStatus): Partial<WorkItemView> {
-  const event = asDomainEvent(recorded);
-  switch (event.type) {
-    case 'work.claimed': {
-      const d = event.data;
-      return {
-        attempts: item.attempts + 1,
-        claimToken: d.claimToken,
-        owner: d.owner,
-        leaseUntil: isoTime(d.leaseUntil),
-      };
-    }
-    case 'work.heartbeat':
-      return { leaseUntil: isoTime(event.data.leaseUntil) };
-    case 'work.succeeded':
-      return { externalRef: event.data.externalRef ?? null };
-    case 'work.failed': {
-      const d = event.data;
-      return {
-        lastError: d.error,
-        nextAttemptAt: status === 'retry_scheduled' && d.retryAt !== undefined ? isoTime(d.retryAt) : null,
-      };
-    }
-    case 'work.resolved': {
-      const d = event.data;
-      return { nextAttemptAt: status === 'retry_scheduled' && d.retryAt !== undefined ? isoTime(d.retryAt) : null };
-    }
-    case 'work.corrupt':
-      return { lastError: { code: 'corrupt', message: event.data.detail } };
-    default:
-      return {};
-  }
-}
-
-/**
- * The item after an event the machine accepted: the event's own fields, then the status rules: a claim
- * (token, owner, lease) lives only while claimed/running/sending, a next attempt only while waiting for
- * a claim (a claim starts the attempt it scheduled).
- */
-function evolve(item: WorkItemView, event: RecordedEvent, status: WorkItemStatus): WorkItemView {
-  const next: WorkItemView = {
-    ...item,
-    ...changes(item, event, status),
+/** The view of the item after the fold: its facts, the time and version of the event, what the machine allows now. */
+function viewOf(facts: WorkFacts, event: RecordedEvent): WorkItemView | undefined {
+  const { status, workId, kind, subjectId, dueAt, enqueuedAt } = facts;
+  if (status === NONE || workId === null || kind === null || subjectId === null) return undefined;
+  if (dueAt === null || enqueuedAt === null) return undefined;
+  return {
+    workId,
+    kind,
+    subjectId,
     status,
+    attempts: facts.attempts,
+    claimToken: facts.claimToken,
+    owner: facts.owner,
+    leaseUntil: facts.leaseUntil,
+    nextAttemptAt: facts.nextAttemptAt,
+    dueAt,
+    lastError: facts.lastError,
+    externalRef: facts.externalRef,
+    payload: facts.payload,
+    enqueuedAt,
     updatedAt: event.recordedAt,
     version: event.streamVersion,
     allowed: allowedEvents(workLifecycle, status),
-  };
-  const leased = isLeased(status);
-  const nextAttemptAt = isClaimable(status) ? next.nextAttemptAt : null;
-  return {
-    ...next,
-    claimToken: leased ? next.claimToken : null,
-    owner: leased ? next.owner : null,
-    leaseUntil: leased ? next.leaseUntil : null,
-    nextAttemptAt,
-    dueAt: nextAttemptAt ?? item.enqueuedAt,
   };
 }
 
@@ -154,8 +111,9 @@ function reindex(tx: ProjectionTx, before: WorkItemView | undefined, after: Work
 /**
  * The `runtime_work_items` read model: one {@link WorkItemView} per work item, and the indexes the
  * durable work runtime queries: `claimable` (by due time), `claimable-by-kind` and `leases` (by lease end).
- * Statuses come from the work machine (`nextState`); an event it refuses, or one for an item that was
- * never enqueued, leaves the read model unchanged.
+ * Each item is the one work item fold (`evolveWork` in `@demiurge/lifecycle`, the same fold the command side
+ * loads items with): an event the machine refuses, one naming a stale claim token, or one for an item that
+ * was never enqueued, leaves the read model unchanged.
  */
 export const workItemsProjector = defineProjector({
   name: 'work-items',
@@ -165,10 +123,8 @@ export const workItemsProjector = defineProjector({
     if (!isEvent(event, ...workEventTypes)) return;
     const { workId } = event.data;
     const item = tx.get<WorkItemView>(WorkItemCollections.items, workId);
-    const from: WorkState = item?.status ?? NONE;
-    const to = nextState(workLifecycle, from, { type: event.type as WorkEventType, data: event.data });
-    if (to === undefined || to === NONE) return;
-    const next = item ? evolve(item, event, to) : isEvent(event, 'work.enqueued') ? created(event, to) : undefined;
+    const facts = evolveWork(item ? factsOf(item) : initialWorkFacts, event);
+    const next = facts && viewOf(facts, event);
     if (!next) return;
     reindex(tx, item, next);
     tx.put(WorkItemCollections.items, workId, next);
