@@ -173,8 +173,8 @@ export class SlotRuntime {
 
   /**
    * Imports every slot module the core's pipelines list, before any turn needs one. An import counts against
-   * its slot's `timeout_seconds`; done lazily under load (a TypeScript module compiles through the tsx
-   * loader, whose answers wait behind a busy event loop), a first import can take longer than a short
+   * its slot's `timeout_seconds`; done lazily under load (a TypeScript module is compiled on its first ever
+   * import, and the answers wait behind a busy event loop), a first import can take longer than a short
    * timeout and every invocation waiting on it times out. A module that fails here is only reported: its
    * invocation imports it again and records the failure as `slot.failed`.
    */

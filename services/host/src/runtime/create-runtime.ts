@@ -145,6 +145,17 @@ export async function createRuntime(options: RuntimeOptions): Promise<HostRuntim
       background,
       workspaceRoot: workspace,
       routeOf: (sessionId) => scheduledRouteOf(store, turns.sessions, sessionId),
+      slotCacheDir: join(home, 'cache', 'slots'),
+      onSlotModule: (load) =>
+        logger.info(
+          `slot module ${load.slotId}: ${load.source === 'cache' ? 'from the cache' : load.source} in ${Math.round(load.ms)} ms`,
+          {
+            slotId: load.slotId,
+            source: load.source,
+            ms: Math.round(load.ms * 10) / 10,
+            ...(load.file ? { file: load.file } : {}),
+          },
+        ),
     });
     // Slot modules are imported before the first turn, not under load (where a first import can outlast a
     // short slot timeout). A module that cannot be imported fails its slot runs as before.
