@@ -1,0 +1,94 @@
+#!/usr/bin/env node
+// Bundles the compiled CLI (dist/main.js, after tsc) with esbuild into dist/bundle/: `main.js` holds commander
+// and the command definitions; each command's implementation, loaded with `import()` when it runs, is a chunk
+// of its own with the workspace code and libraries it uses, so `--help` loads one small file and `status`
+// loads what a read needs, not the host. dist/bin.js (tsc's, which imports ./main.js) is replaced by a
+// two-line entry that imports the bundle; running tsc again restores the unbundled entry.
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join, relative } from 'node:path';
+import { build } from 'esbuild';
+
+const root = join(import.meta.dirname, '..');
+const dist = join(root, 'dist');
+const outdir = join(dist, 'bundle');
+const require = createRequire(join(root, 'package.json'));
+
+/** Workspace code (any package's dist/): side-effect free, and its `import.meta.dirname` kept. */
+const isWorkspaceFile = (path) =>
+  /[\\/](packages|services)[\\/].*[\\/]dist[\\/]/.test(path) && !path.includes('node_modules');
+
+const workspace = {
+  name: 'demiurge-workspace',
+  setup(b) {
+    // rxjs's `node` export is CommonJS (not tree-shaken); its ES2015 build is the same code as modules.
+    const rxjs = join(dirname(require.resolve('rxjs/package.json')), 'dist', 'esm', 'index.js');
+    b.onResolve({ filter: /^rxjs$/ }, () => ({ path: rxjs, sideEffects: false }));
+    // zod's `z.locales` namespace re-exports ~60 translations (a fifth of the bundle) that no code here uses;
+    // zod itself configures English from locales/en.js directly. Only `en` stays in that namespace.
+    b.onLoad({ filter: /[\\/]zod[\\/]v4[\\/]locales[\\/]index\.js$/ }, () => ({
+      contents: "export { default as en } from './en.js';\n",
+      loader: 'js',
+    }));
+    // Every module of the workspace is free of import-time side effects (a test of this package checks the
+    // bundle runs): esbuild may drop a module none of whose exports a command uses.
+    b.onResolve({ filter: /.*/ }, async (args) => {
+      if (args.pluginData === 'resolving' || args.kind === 'entry-point') return undefined;
+      if (!isWorkspaceFile(args.importer) && !args.path.startsWith('@demiurge/')) return undefined;
+      const found = await b.resolve(args.path, {
+        kind: args.kind,
+        resolveDir: args.resolveDir,
+        importer: args.importer,
+        pluginData: 'resolving',
+      });
+      if (found.errors.length > 0) return { errors: found.errors };
+      if (found.external || !isWorkspaceFile(found.path)) return found;
+      return { path: found.path, sideEffects: false };
+    });
+    // The bundle lives in dist/bundle/: a module that finds files beside itself (the default core, the
+    // gateway shim) gets the directory it was compiled to, relative to the bundle.
+    b.onLoad({ filter: /\.js$/ }, (args) => {
+      if (!isWorkspaceFile(args.path)) return undefined;
+      const text = readFileSync(args.path, 'utf8');
+      if (!text.includes('import.meta.dirname')) return { contents: text, loader: 'js' };
+      const rel = relative(outdir, dirname(args.path)).split('\\').join('/');
+      return {
+        contents: text.replaceAll('import.meta.dirname', `(import.meta.dirname + ${JSON.stringify(`/${rel}`)})`),
+        loader: 'js',
+        resolveDir: dirname(args.path),
+      };
+    });
+  },
+};
+
+rmSync(outdir, { recursive: true, force: true });
+const result = await build({
+  entryPoints: { main: join(dist, 'main.js') },
+  outdir,
+  entryNames: '[name]',
+  chunkNames: '[name]-[hash]',
+  bundle: true,
+  splitting: true,
+  format: 'esm',
+  platform: 'node',
+  target: 'node20',
+  // Native (better-sqlite3) and the slot compiler (esbuild, loaded only to compile a changed slot module).
+  external: ['better-sqlite3', 'esbuild'],
+  keepNames: true,
+  minifyWhitespace: true,
+  minifySyntax: true,
+  sourcemap: 'linked',
+  legalComments: 'none',
+  logLevel: 'warning',
+  // CommonJS libraries in an ES module bundle call require() for Node built-ins.
+  banner: {
+    js: "import { createRequire as __demiurgeRequire } from 'node:module'; const require = __demiurgeRequire(import.meta.url);",
+  },
+  plugins: [workspace],
+  metafile: !!process.env.BUNDLE_META,
+});
+writeFileSync(
+  join(dist, 'bin.js'),
+  "#!/usr/bin/env node\n// The bundled CLI (scripts/bundle.mjs); `tsc -p tsconfig.build.json` writes the unbundled entry back.\nimport './bundle/main.js';\n",
+);
+if (process.env.BUNDLE_META) writeFileSync(process.env.BUNDLE_META, JSON.stringify(result.metafile));
