@@ -18,6 +18,74 @@ const require = createRequire(join(root, 'package.json'));
 const isWorkspaceFile = (path) =>
   /[\\/](packages|services)[\\/].*[\\/]dist[\\/]/.test(path) && !path.includes('node_modules');
 
+/**
+ * Where each name a workspace package's entry exports is defined: the entry (`dist/index.js`) is a list of
+ * `export { a, b as c } from './file.js'` (and `export * from` such lists), so `c` → (file, `b`). A name
+ * the lists do not give (declared in a file reached by `export *`) is absent: its import is left as it is.
+ */
+const barrels = new Map();
+function barrelOf(entry) {
+  let names = barrels.get(entry);
+  if (names) return names;
+  names = new Map();
+  barrels.set(entry, names);
+  const text = readFileSync(entry, 'utf8');
+  for (const [, list, from] of text.matchAll(/^export \{([^}]*)\} from '([^']+)';$/gm)) {
+    const file = from.startsWith('.') ? join(dirname(entry), from) : packageEntry(from, entry);
+    if (!file) continue;
+    for (const spec of list
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean)) {
+      const [local, exported = local] = spec.split(/\s+as\s+/);
+      const target = from.startsWith('.') ? { file, name: local } : barrelOf(file).get(local);
+      if (target && !names.has(exported)) names.set(exported, target);
+    }
+  }
+  for (const [, from] of text.matchAll(/^export \* from '(\.[^']+)';$/gm)) {
+    for (const [name, target] of barrelOf(join(dirname(entry), from))) if (!names.has(name)) names.set(name, target);
+  }
+  return names;
+}
+
+/** The entry file of a workspace package (`@demiurge/x` → its dist/index.js), resolved from `importer`. */
+function packageEntry(specifier, importer) {
+  if (!specifier.startsWith('@demiurge/')) return undefined;
+  try {
+    const file = createRequire(importer).resolve(specifier);
+    return isWorkspaceFile(file) ? file : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * `import { a, b } from '@demiurge/x'` → imports of the files that define `a` and `b`. esbuild splits a bundle
+ * by the files each entry reaches, and a package entry reaches every file of the package: without this, the
+ * chunk `status` loads holds the whole host (engine, workers, gateway) because it imports one function from
+ * `@demiurge/host`. An import with a name the entry's lists do not give is left as it is.
+ */
+function withDirectImports(text, importer) {
+  return text.replace(/^(import|export) \{([^}]*)\} from '(@demiurge\/[^']+)';$/gm, (statement, kind, list, from) => {
+    const entry = packageEntry(from, importer);
+    if (!entry) return statement;
+    const names = barrelOf(entry);
+    const specs = list
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean);
+    const targets = specs.map((spec) => {
+      const [imported, local = imported] = spec.split(/\s+as\s+/);
+      const target = names.get(imported);
+      return (
+        target &&
+        `${kind} { ${target.name === local ? local : `${target.name} as ${local}`} } from ${JSON.stringify(target.file)};`
+      );
+    });
+    return targets.every(Boolean) ? targets.join('\n') : statement;
+  });
+}
+
 const workspace = {
   name: 'demiurge-workspace',
   setup(b) {
@@ -49,8 +117,9 @@ const workspace = {
     // gateway shim) gets the directory it was compiled to, relative to the bundle.
     b.onLoad({ filter: /\.js$/ }, (args) => {
       if (!isWorkspaceFile(args.path)) return undefined;
-      const text = readFileSync(args.path, 'utf8');
-      if (!text.includes('import.meta.dirname')) return { contents: text, loader: 'js' };
+      const text = withDirectImports(readFileSync(args.path, 'utf8'), args.path);
+      if (!text.includes('import.meta.dirname'))
+        return { contents: text, loader: 'js', resolveDir: dirname(args.path) };
       const rel = relative(outdir, dirname(args.path)).split('\\').join('/');
       return {
         contents: text.replaceAll('import.meta.dirname', `(import.meta.dirname + ${JSON.stringify(`/${rel}`)})`),
@@ -74,7 +143,7 @@ const result = await build({
   target: 'node20',
   // Native (better-sqlite3) and the slot compiler (esbuild, loaded only to compile a changed slot module).
   external: ['better-sqlite3', 'esbuild'],
-  keepNames: true,
+  // Whitespace and syntax only: names stay readable in stack traces (DEMIURGE_DEBUG) and error logs.
   minifyWhitespace: true,
   minifySyntax: true,
   sourcemap: 'linked',
