@@ -135,12 +135,25 @@ function withSourceMap(code: string, mapText: string, dir: string): string {
   return `${body}//# sourceMappingURL=data:application/json;base64,${Buffer.from(JSON.stringify(map)).toString('base64')}\n`;
 }
 
-/** The text of a source file with its `import.meta` paths fixed to the file (the bundle lives elsewhere). */
+/**
+ * The text of a source file with its own paths fixed to the file (the bundle lives elsewhere):
+ * `import.meta.url`, `.dirname` and `.filename`, and CommonJS `__filename` and `__dirname` where the file uses
+ * them without declaring them.
+ */
 function withImportMeta(text: string, path: string): string {
-  if (!text.includes('import.meta')) return text;
-  const url = pathToFileURL(path).href;
-  return text
-    .replace(/\bimport\.meta\.url\b/g, JSON.stringify(url))
-    .replace(/\bimport\.meta\.dirname\b/g, JSON.stringify(dirname(resolve(path))))
-    .replace(/\bimport\.meta\.filename\b/g, JSON.stringify(resolve(path)));
+  const file = resolve(path);
+  let out = text;
+  if (out.includes('import.meta')) {
+    out = out
+      .replace(/\bimport\.meta\.url\b/g, JSON.stringify(pathToFileURL(file).href))
+      .replace(/\bimport\.meta\.dirname\b/g, JSON.stringify(dirname(file)))
+      .replace(/\bimport\.meta\.filename\b/g, JSON.stringify(file));
+  }
+  const declared = (name: string) => new RegExp(`\\b(const|let|var|function|class)\\s+${name}\\b`).test(out);
+  const header = [
+    /\b__filename\b/.test(out) && !declared('__filename') ? `const __filename = ${JSON.stringify(file)};` : '',
+    /\b__dirname\b/.test(out) && !declared('__dirname') ? `const __dirname = ${JSON.stringify(dirname(file))};` : '',
+  ].join('');
+  // One line, so the file's own line numbers (errors, the source map) stay as they are.
+  return header ? `${header}${out}` : out;
 }

@@ -115,6 +115,18 @@ describe('compiled TypeScript slot modules are cached by content', () => {
     }
   });
 
+  it('runs a CommonJS-shaped TypeScript module (module.exports, require) as well', async () => {
+    const core = writeFiles(tempDir(), {
+      'input/greet/module.ts': [
+        "const { basename } = require('node:path');",
+        'module.exports = async (ctx: any) => ctx.input.add_context(basename(__filename));',
+        '',
+      ].join('\n'),
+    });
+    const l = loader(join(tempDir(), 'cache'));
+    expect(await contextOf(await l.modules.load(spec(join(core, 'input/greet/module.ts'))))).toEqual(['module.ts']);
+  });
+
   it('refuses a module that does not compile, naming the file and line, and caches nothing', async () => {
     const core = writeFiles(tempDir(), { 'input/greet/module.ts': 'export default (ctx: any) => {\n  ctx.(;\n};\n' });
     const cacheDir = join(tempDir(), 'cache');

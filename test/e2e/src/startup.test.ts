@@ -16,7 +16,7 @@ writeFileSync(
   [
     "import { appendFileSync } from 'node:fs';",
     'export async function load(url, context, next) {',
-    '  if (process.env.LOADED_LOG) appendFileSync(process.env.LOADED_LOG, `${url}\\n`);',
+    "  if (process.env.LOADED_LOG) appendFileSync(process.env.LOADED_LOG, url + '\\n');",
     '  return next(url, context);',
     '}',
     '',

@@ -33,32 +33,36 @@ export async function benchStartup(
 ): Promise<BenchResult[]> {
   const dir = mkdtempSync(join(tmpdir(), 'demiurge-bench-startup-'));
   try {
-    const times = (args: readonly string[]) => Array.from({ length: runs }, () => wallMs(args));
-    log(`start-up: ${runs} runs each of node -e "require('better-sqlite3')" and of ${CLI_BIN}`);
-    const baseline = median(times(['-e', "require('better-sqlite3')"]));
-    const help = median(times([CLI_BIN, '--help']));
-    log(`  baseline ${baseline.toFixed(0)} ms, --help ${help.toFixed(0)} ms`);
-
+    log(`start-up: ${runs} rounds of node -e "require('better-sqlite3')", --help, status and serve (${CLI_BIN})`);
     const statusHome = join(dir, 'status-home');
     demiurge(['init', '--home', statusHome]);
     const seeded = await seedHome(statusHome, statusEvents);
     wallMs([CLI_BIN, 'status', '--home', statusHome]);
-    const status = median(times([CLI_BIN, 'status', '--home', statusHome]));
-    log(`  status on ${seeded} events ${status.toFixed(0)} ms`);
-
     const serveHome = join(dir, 'serve-home');
     demiurge(['init', '--home', serveHome]);
     const first = await startServe(serveHome);
     await first.stop();
     const compiled = slotLines(first.stderr());
-    const serves: number[] = [];
+    // Interleaved rounds: the baseline and each command see the same load of a shared machine.
+    const times = { baseline: [] as number[], help: [] as number[], status: [] as number[], serve: [] as number[] };
     for (let i = 0; i < runs; i++) {
+      times.baseline.push(wallMs(['-e', "require('better-sqlite3')"]));
+      times.help.push(wallMs([CLI_BIN, '--help']));
+      times.status.push(wallMs([CLI_BIN, 'status', '--home', statusHome]));
       const host = await startServe(serveHome);
-      serves.push(host.acceptedMs);
+      times.serve.push(host.acceptedMs);
       await host.stop();
     }
-    const serve = median(serves);
-    log(`  serve until its socket accepts ${serve.toFixed(0)} ms`);
+    const [baseline, help, status, serve] = [times.baseline, times.help, times.status, times.serve].map(median) as [
+      number,
+      number,
+      number,
+      number,
+    ];
+    log(
+      `  baseline ${baseline.toFixed(0)} ms, --help ${help.toFixed(0)} ms, status on ${seeded} events ` +
+        `${status.toFixed(0)} ms, serve until its socket accepts ${serve.toFixed(0)} ms`,
+    );
 
     const turnHome = join(dir, 'turn-home');
     demiurge(['init', '--home', turnHome]);
