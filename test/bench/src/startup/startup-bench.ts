@@ -90,7 +90,7 @@ export async function benchStartup(
     return [
       compared('demiurge --help vs node require(better-sqlite3)', 'ms', help, baseline, HELP_TARGET, 'at most'),
       compared(
-        `demiurge status, ${countLabel(seeded)}-event home vs node require(better-sqlite3)`,
+        `demiurge status, ${countLabel(statusEvents)}-event home vs node require(better-sqlite3)`,
         'ms',
         status,
         baseline,
