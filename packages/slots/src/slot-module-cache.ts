@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { existsSync } from 'node:fs';
-import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { existsSync, readFileSync } from 'node:fs';
+import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { type CompiledInput, compileSlotModule, moduleKey, SLOT_COMPILER_ID, sha256 } from './slot-compiler.js';
@@ -45,8 +45,10 @@ export class SlotModuleCache {
       return { url: `data:text/javascript;base64,${Buffer.from(code).toString('base64')}`, source: 'compiled' };
     }
     const manifestFile = join(this.dir, `${sha256(`${SLOT_COMPILER_ID}\0${entrypoint}`)}.json`);
-    const manifest = await readManifest(manifestFile, entrypoint);
-    if (manifest && (await isCurrent(manifest))) {
+    // The check reads a few small files synchronously: at start-up nothing else waits, and under load every
+    // asynchronous read would wait its turn behind the busy event loop.
+    const manifest = readManifest(manifestFile, entrypoint);
+    if (manifest && isCurrent(manifest)) {
       const file = join(this.dir, `${manifest.key}.mjs`);
       if (existsSync(file)) return { url: pathToUrl(file), source: 'cache', file };
     }
@@ -70,9 +72,9 @@ export class SlotModuleCache {
 
 const pathToUrl = (file: string) => pathToFileURL(file).href;
 
-async function readManifest(file: string, entrypoint: string): Promise<Manifest | undefined> {
+function readManifest(file: string, entrypoint: string): Manifest | undefined {
   try {
-    const manifest = JSON.parse(await readFile(file, 'utf8')) as Manifest;
+    const manifest = JSON.parse(readFileSync(file, 'utf8')) as Manifest;
     return manifest.compiler === SLOT_COMPILER_ID && manifest.entrypoint === entrypoint ? manifest : undefined;
   } catch {
     return undefined; // absent or unreadable: compile again
@@ -80,20 +82,18 @@ async function readManifest(file: string, entrypoint: string): Promise<Manifest 
 }
 
 /** Every input still has the content compiled, every package file is still there, and the key agrees. */
-async function isCurrent(manifest: Manifest): Promise<boolean> {
+function isCurrent(manifest: Manifest): boolean {
   if (!Array.isArray(manifest.inputs) || manifest.inputs.length === 0) return false;
   for (const input of manifest.inputs) {
     let text: string;
     try {
-      text = await readFile(input.path, 'utf8');
+      text = readFileSync(input.path, 'utf8');
     } catch {
       return false;
     }
     if (sha256(text) !== input.sha256) return false;
   }
-  for (const file of manifest.packages ?? []) {
-    if (!(await stat(file).catch(() => undefined))) return false;
-  }
+  if (!(manifest.packages ?? []).every((file) => existsSync(file))) return false;
   return moduleKey(manifest.inputs) === manifest.key;
 }
 

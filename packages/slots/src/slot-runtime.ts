@@ -179,15 +179,16 @@ export class SlotRuntime {
    * invocation imports it again and records the failure as `slot.failed`.
    */
   async preload(): Promise<{ readonly slotId: string; readonly error: unknown }[]> {
-    const failures: { slotId: string; error: unknown }[] = [];
-    for (const spec of this.core.slots.values()) {
-      try {
-        await this.modules.load(spec);
-      } catch (error) {
-        failures.push({ slotId: spec.id, error });
-      }
-    }
-    return failures;
+    // All at once: a module compiled or read from the cache does not wait for the one before it.
+    const outcomes = await Promise.all(
+      [...this.core.slots.values()].map((spec) =>
+        this.modules.load(spec).then(
+          () => undefined,
+          (error: unknown) => ({ slotId: spec.id, error }),
+        ),
+      ),
+    );
+    return outcomes.filter((o): o is { slotId: string; error: unknown } => o !== undefined);
   }
 
   /** Runs the input serial slots in order, then starts the input parallel slots in the background. */

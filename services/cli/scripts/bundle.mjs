@@ -92,6 +92,12 @@ const workspace = {
     // rxjs's `node` export is CommonJS (not tree-shaken); its ES2015 build is the same code as modules.
     const rxjs = join(dirname(require.resolve('rxjs/package.json')), 'dist', 'esm', 'index.js');
     b.onResolve({ filter: /^rxjs$/ }, () => ({ path: rxjs, sideEffects: false }));
+    // Native better-sqlite3 and the slot compiler esbuild (loaded only to compile a changed slot module) stay
+    // outside the bundle, imported by a path relative to it: the files the packages that use them resolve.
+    b.onResolve({ filter: /^(better-sqlite3|esbuild)$/ }, (args) => {
+      const file = createRequire(args.importer).resolve(args.path);
+      return { path: relative(outdir, file).split('\\').join('/'), external: true };
+    });
     // zod's `z.locales` namespace re-exports ~60 translations (a fifth of the bundle) that no code here uses;
     // zod itself configures English from locales/en.js directly. Only `en` stays in that namespace.
     b.onLoad({ filter: /[\\/]zod[\\/]v4[\\/]locales[\\/]index\.js$/ }, () => ({
@@ -141,8 +147,6 @@ const result = await build({
   format: 'esm',
   platform: 'node',
   target: 'node20',
-  // Native (better-sqlite3) and the slot compiler (esbuild, loaded only to compile a changed slot module).
-  external: ['better-sqlite3', 'esbuild'],
   // Whitespace and syntax only: names stay readable in stack traces (DEMIURGE_DEBUG) and error logs.
   minifyWhitespace: true,
   minifySyntax: true,

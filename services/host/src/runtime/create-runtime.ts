@@ -159,7 +159,16 @@ export async function createRuntime(options: RuntimeOptions): Promise<HostRuntim
     });
     // Slot modules are imported before the first turn, not under load (where a first import can outlast a
     // short slot timeout). A module that cannot be imported fails its slot runs as before.
-    for (const failure of await slotHooks.preload()) {
+    const preloading = performance.now();
+    const failures = await slotHooks.preload();
+    const preloadMs = Math.round((performance.now() - preloading) * 10) / 10;
+    logger.info(`slot modules of core ${core.id} loaded in ${Math.round(preloadMs)} ms`, {
+      coreId: core.id,
+      modules: core.slots.size,
+      failed: failures.length,
+      ms: preloadMs,
+    });
+    for (const failure of failures) {
       logger.error(
         describeFailure({ name: `importing slot ${failure.slotId} of core ${core.id}`, error: failure.error }),
       );
