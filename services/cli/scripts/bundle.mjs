@@ -92,6 +92,11 @@ const workspace = {
     // rxjs's `node` export is CommonJS (not tree-shaken); its ES2015 build is the same code as modules.
     const rxjs = join(dirname(require.resolve('rxjs/package.json')), 'dist', 'esm', 'index.js');
     b.onResolve({ filter: /^rxjs$/ }, () => ({ path: rxjs, sideEffects: false }));
+    // yaml's `node` export is CommonJS too; its ES module build (`browser/`) is the same code, except that it
+    // warns with console.warn instead of process.emitWarning and ignores the LOG_TOKENS/LOG_STREAM debug vars.
+    b.onResolve({ filter: /^yaml$/ }, (args) => ({
+      path: join(dirname(createRequire(args.importer).resolve('yaml/package.json')), 'browser', 'dist', 'index.js'),
+    }));
     // Native better-sqlite3 and the slot compiler esbuild (loaded only to compile a changed slot module) stay
     // outside the bundle, imported by a path relative to it: the files the packages that use them resolve.
     b.onResolve({ filter: /^(better-sqlite3|esbuild)$/ }, (args) => {
