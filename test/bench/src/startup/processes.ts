@@ -1,9 +1,14 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { createRequire } from 'node:module';
 import { connect } from 'node:net';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 
-/** The built CLI the bench runs (services/cli/dist/bin.js, bundled by its build). */
-export const CLI_BIN = join(import.meta.dirname, '..', '..', '..', '..', 'services', 'cli', 'dist', 'bin.js');
+/** The built CLI the bench runs (services/cli/dist/bin.js, bundled by its build; a dependency, so built first). */
+export const CLI_BIN = join(
+  dirname(createRequire(import.meta.url).resolve('@demiurge/cli/package.json')),
+  'dist',
+  'bin.js',
+);
 /** test/bench: where `better-sqlite3` resolves for the baseline. */
 export const BENCH_DIR = join(import.meta.dirname, '..', '..');
 
