@@ -2,8 +2,9 @@
 // Bundles the compiled CLI (dist/main.js, after tsc) with esbuild into dist/bundle/: `main.js` holds commander
 // and the command definitions; each command's implementation, loaded with `import()` when it runs, is a chunk
 // of its own with the workspace code and libraries it uses, so `--help` loads one small file and `status`
-// loads what a read needs, not the host. dist/bin.js (tsc's, which imports ./main.js) is replaced by a
-// two-line entry that imports the bundle; running tsc again restores the unbundled entry.
+// loads what a read needs, not the host. dist/bin.js (tsc's, which imports ./main.js) is replaced by a small
+// entry that imports the bundle; running tsc again restores the unbundled entry. BUNDLE_META=<file> writes
+// esbuild's metafile (what each chunk holds). See docs/performance.md#start-up.
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, relative } from 'node:path';
@@ -109,8 +110,8 @@ const workspace = {
       contents: "export { default as en } from './en.js';\n",
       loader: 'js',
     }));
-    // Every module of the workspace is free of import-time side effects (a test of this package checks the
-    // bundle runs): esbuild may drop a module none of whose exports a command uses.
+    // Every module of the workspace is free of import-time side effects (none has any; the e2e suites run the
+    // bundled CLI): esbuild may drop a module none of whose exports a command uses.
     b.onResolve({ filter: /.*/ }, async (args) => {
       if (args.pluginData === 'resolving' || args.kind === 'entry-point') return undefined;
       if (!isWorkspaceFile(args.importer) && !args.path.startsWith('@demiurge/')) return undefined;
