@@ -35,7 +35,7 @@ export const AgentFile = z.strictObject({
 });
 export type AgentFile = z.output<typeof AgentFile>;
 
-/** The extensions a slot module may have: TypeScript (loaded with tsx) or JavaScript modules. */
+/** The extensions a slot module may have: TypeScript (compiled by esbuild, cached) or JavaScript modules. */
 export const MODULE_EXTENSIONS = ['.ts', '.mts', '.js', '.mjs'] as const;
 
 /** `<phase>/<slot_id>/slot.yaml`: one slot's manifest. */

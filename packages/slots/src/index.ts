@@ -25,7 +25,14 @@ export {
   type YamlPath,
 } from './errors.js';
 export { SLOTS_ACTOR, type SlotLogEntry } from './slot-invocation.js';
-export { createSlotModuleLoader, SlotModuleError, type SlotModuleLoader } from './slot-module.js';
+export {
+  createSlotModuleLoader,
+  SlotModuleError,
+  type SlotModuleLoad,
+  type SlotModuleLoader,
+  type SlotModuleLoaderOptions,
+} from './slot-module.js';
+export { type CachedModule, SlotModuleCache, type SlotModuleSource } from './slot-module-cache.js';
 export {
   type BootstrapView,
   SlotRunCollections,

@@ -173,21 +173,22 @@ export class SlotRuntime {
 
   /**
    * Imports every slot module the core's pipelines list, before any turn needs one. An import counts against
-   * its slot's `timeout_seconds`; done lazily under load (a TypeScript module compiles through the tsx
-   * loader, whose answers wait behind a busy event loop), a first import can take longer than a short
+   * its slot's `timeout_seconds`; done lazily under load (a TypeScript module is compiled on its first ever
+   * import, and the answers wait behind a busy event loop), a first import can take longer than a short
    * timeout and every invocation waiting on it times out. A module that fails here is only reported: its
    * invocation imports it again and records the failure as `slot.failed`.
    */
   async preload(): Promise<{ readonly slotId: string; readonly error: unknown }[]> {
-    const failures: { slotId: string; error: unknown }[] = [];
-    for (const spec of this.core.slots.values()) {
-      try {
-        await this.modules.load(spec);
-      } catch (error) {
-        failures.push({ slotId: spec.id, error });
-      }
-    }
-    return failures;
+    // All at once: a module compiled or read from the cache does not wait for the one before it.
+    const outcomes = await Promise.all(
+      [...this.core.slots.values()].map((spec) =>
+        this.modules.load(spec).then(
+          () => undefined,
+          (error: unknown) => ({ slotId: spec.id, error }),
+        ),
+      ),
+    );
+    return outcomes.filter((o): o is { slotId: string; error: unknown } => o !== undefined);
   }
 
   /** Runs the input serial slots in order, then starts the input parallel slots in the background. */

@@ -47,7 +47,7 @@ describe('serial and parallel slots', () => {
     ]);
   });
 
-  it('loads TypeScript through tsx, plain .mjs modules, and a named run export', async () => {
+  it('loads TypeScript (compiled by esbuild), plain .mjs modules, and a named run export', async () => {
     const dir = tempCore(
       { input: ['typed', 'plain', 'named'] },
       {

@@ -1,10 +1,2 @@
 #!/usr/bin/env node
-import { runCli } from './program.js';
-
-// A reader that went away (`demiurge events --follow | head`) ends the output, not the process with a stack.
-process.stdout.on('error', (err: NodeJS.ErrnoException) => {
-  if (err.code === 'EPIPE') process.exit(process.exitCode ?? 0);
-  throw err;
-});
-
-process.exitCode = await runCli(process.argv.slice(2));
+import './main.js';

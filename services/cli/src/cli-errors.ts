@@ -7,16 +7,9 @@ import {
   OperatorRequestError,
   UnsafeRuntimeDirError,
 } from '@demiurge/operator';
+import { ExitCode } from './exit-code.js';
 
-/** The exit codes of every command. */
-export const ExitCode = {
-  ok: 0,
-  /** The runtime refused, a check failed, or violations were found. */
-  failure: 1,
-  /** A usage or configuration error. */
-  usage: 2,
-} as const;
-export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];
+export { ExitCode };
 
 /** The command line asked for something that does not exist (an unknown projector...): exit 2. */
 export class UsageError extends DemiurgeError {

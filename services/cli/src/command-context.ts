@@ -1,4 +1,4 @@
-import type { ExitCode } from './cli-errors.js';
+import type { ExitCode } from './exit-code.js';
 import type { CommandIo } from './io.js';
 
 /** What every registered command shares: where it writes, and the exit code it ended with. */

@@ -1,5 +1,4 @@
 import { Command, CommanderError } from 'commander';
-import { ExitCode } from './cli-errors.js';
 import { action, type CommandContext } from './command-context.js';
 import { registerApprovals } from './commands/approvals.command.js';
 import { registerDoctor } from './commands/doctor.command.js';
@@ -14,6 +13,7 @@ import { registerTasks } from './commands/tasks.command.js';
 import { registerTui } from './commands/tui.command.js';
 import { registerVerify } from './commands/verify.command.js';
 import { registerWork } from './commands/work.command.js';
+import { ExitCode } from './exit-code.js';
 import { resolveHome } from './home.js';
 import { type CommandIo, processIo } from './io.js';
 import { homeOption } from './options.js';

@@ -10,6 +10,7 @@ import {
   createSlotModuleLoader,
   type DeliverFn,
   type DeliveryIntentsOptions,
+  type SlotModuleLoad,
   SlotRuntime,
 } from '@demiurge/slots';
 import type { TurnHooks, TurnSelection } from '@demiurge/turn-engine';
@@ -24,6 +25,10 @@ export interface SlotHooksOptions {
   readonly background: BackgroundWorkRuntime;
   readonly workspaceRoot: string;
   readonly onLog?: (line: string) => void;
+  /** Where compiled TypeScript slot modules are kept between starts (`<home>/cache/slots`); absent, none. */
+  readonly slotCacheDir?: string;
+  /** Told how each slot module was imported (from the cache, compiled, or JavaScript) and how long it took. */
+  readonly onSlotModule?: (load: SlotModuleLoad) => void;
   /** Where a session's sends go when the host decides it (scheduled fires), see `createDeliveryIntents`. */
   readonly routeOf?: DeliveryIntentsOptions['routeOf'];
 }
@@ -68,7 +73,10 @@ export function createSlotHooks(options: SlotHooksOptions): TurnHooks & {
 } {
   const runtimes = new Map<string, SlotRuntime>();
   // One module cache for every selection's runtime: each slot module is imported once per host.
-  const modules = createSlotModuleLoader();
+  const modules = createSlotModuleLoader({
+    ...(options.slotCacheDir ? { cacheDir: options.slotCacheDir } : {}),
+    ...(options.onSlotModule ? { onLoad: options.onSlotModule } : {}),
+  });
   const inner = createDeliveryIntents({
     store: options.store,
     ids: options.ids,

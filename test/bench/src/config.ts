@@ -21,6 +21,10 @@ export interface BenchSizes {
   readonly workItems: number;
   /** Work items four processes share in the contention run. */
   readonly workItemsContended: number;
+  /** Timed runs of each start-up figure (the median is reported). */
+  readonly startupRuns: number;
+  /** Events in the home `demiurge status` is timed on. */
+  readonly statusEvents: number;
 }
 
 export const IN_FLIGHT = 100;
@@ -37,6 +41,8 @@ const FULL: BenchSizes = {
   rebuildRepeats: 2,
   workItems: 2_000,
   workItemsContended: 4_000,
+  startupRuns: 10,
+  statusEvents: 100_000,
 };
 
 const SMALL: BenchSizes = {
@@ -53,6 +59,8 @@ const SMALL: BenchSizes = {
   rebuildRepeats: 1,
   workItems: 300,
   workItemsContended: 400,
+  startupRuns: 5,
+  statusEvents: 10_000,
 };
 
 export function benchSizes(env: NodeJS.ProcessEnv = process.env): BenchSizes {

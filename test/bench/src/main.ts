@@ -3,6 +3,7 @@ import { benchConcurrentAppends, benchSequentialAppends } from './append-bench.j
 import { benchSizes, countLabel, IN_FLIGHT } from './config.js';
 import { benchRebuild } from './rebuild-bench.js';
 import { type BenchResult, compared, formatTable, writeResults } from './results.js';
+import { benchStartup } from './startup/startup-bench.js';
 import { benchClaimSucceed, benchFourProcesses } from './work-bench.js';
 
 /** dist/main.js → the repository root. */
@@ -84,6 +85,8 @@ async function main(): Promise<void> {
   const four = await benchFourProcesses(sizes.workItemsContended);
   log(`  ${Math.round(four)} items/s`);
   results.push({ name: 'work items claim+succeed, 4 processes FULL', value: Math.round(four), unit: 'items/s' });
+
+  results.push(...(await benchStartup(sizes.startupRuns, sizes.statusEvents, log)));
 
   console.log();
   console.log(formatTable(results));

@@ -1,12 +1,11 @@
 import type { OperatorStatus } from '@demiurge/control-plane';
 import { DEFAULT_CORE_DIR, type HostConfig, loadConfig, type ScheduleOverview, scheduleOverview } from '@demiurge/host';
-import type { NeedsOperatorEntry } from '@demiurge/projector-operator-status';
+import { type NeedsOperatorEntry, operatorStatusReader } from '@demiurge/projector-operator-status';
 import { type ApprovalEntry, type LiveRunEntry, runsReader } from '@demiurge/projector-runs';
 import { sessionsReader } from '@demiurge/projector-sessions';
 import { counts, describeLease, orDash, shorten, table } from '../format.js';
 import type { HomePaths } from '../home.js';
 import type { CommandIo } from '../io.js';
-import { cliRuntime } from '../runtime.js';
 import { openRuntimeStore } from '../runtime-store.js';
 
 /** A live run as the status shows it: with whether its owner's lease has run out. */
@@ -72,7 +71,9 @@ export async function statusCommand(paths: HomePaths, options: { json: boolean }
       leaseExpired: r.leaseUntil === null || Date.parse(r.leaseUntil) <= now,
     }));
     const open = await runs.openApprovals();
-    const operator = await cliRuntime(store).host.status();
+    // The operator-status read model itself (what `HostWorkLifecycleRuntime.status()` returns), without
+    // wiring the runtimes a read does not need.
+    const operator = await operatorStatusReader(store).status();
     const active = sessions.filter((s) => s.status === 'active').length;
     report = {
       home: paths.home,

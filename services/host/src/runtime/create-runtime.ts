@@ -145,10 +145,30 @@ export async function createRuntime(options: RuntimeOptions): Promise<HostRuntim
       background,
       workspaceRoot: workspace,
       routeOf: (sessionId) => scheduledRouteOf(store, turns.sessions, sessionId),
+      slotCacheDir: join(home, 'cache', 'slots'),
+      onSlotModule: (load) =>
+        logger.info(
+          `slot module ${load.slotId}: ${load.source === 'cache' ? 'from the cache' : load.source} in ${Math.round(load.ms)} ms`,
+          {
+            slotId: load.slotId,
+            source: load.source,
+            ms: Math.round(load.ms * 10) / 10,
+            ...(load.file ? { file: load.file } : {}),
+          },
+        ),
     });
     // Slot modules are imported before the first turn, not under load (where a first import can outlast a
     // short slot timeout). A module that cannot be imported fails its slot runs as before.
-    for (const failure of await slotHooks.preload()) {
+    const preloading = performance.now();
+    const failures = await slotHooks.preload();
+    const preloadMs = Math.round((performance.now() - preloading) * 10) / 10;
+    logger.info(`slot modules of core ${core.id} loaded in ${Math.round(preloadMs)} ms`, {
+      coreId: core.id,
+      modules: core.slots.size,
+      failed: failures.length,
+      ms: preloadMs,
+    });
+    for (const failure of failures) {
       logger.error(
         describeFailure({ name: `importing slot ${failure.slotId} of core ${core.id}`, error: failure.error }),
       );
