@@ -18,6 +18,7 @@ export {
 } from './define-lifecycle.js';
 export { IllegalTransitionError } from './errors.js';
 export { evolveRun, initialRunFacts, type RunFacts, runFold } from './folds/run.fold.js';
+export { evolveSession, initialSessionFacts, type SessionFacts, sessionFold } from './folds/session.fold.js';
 export { type IdempotentRow, idempotentRepeats } from './idempotent-repeats.js';
 export { renderLifecycleDoc } from './lifecycle-doc.js';
 export { lifecycleFor, lifecycles } from './lifecycles.js';

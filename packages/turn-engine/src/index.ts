@@ -1,6 +1,8 @@
 export { type ApprovalRequestSpec, ApprovalRuntime } from './approvals.js';
 export {
+  type AdmittedTurn,
   EngineClosingError,
+  type StartedTurn,
   TurnEngine,
   type TurnEngineLogger,
   type TurnEngineOptions,

@@ -1,5 +1,6 @@
 import { asDomainEvent, type RecordedEvent } from '@demiurge/contracts';
 import { defineProjector, type ProjectionTx } from '@demiurge/event-store';
+import { evolveSession, initialSessionFacts, type SessionFacts } from '@demiurge/lifecycle';
 
 /** One session as the board shows it. */
 export interface SessionView {
@@ -80,6 +81,40 @@ function updateSession(
   tx.put(SessionCollections.sessions, sessionId, { ...change(session), updatedAt: event.recordedAt, version });
 }
 
+/** The view's facts of the session (the view keeps every fact the fold reads back). */
+const factsOf = (view: SessionView): SessionFacts => ({ ...initialSessionFacts, ...view });
+
+/**
+ * A `session.*` event: the session fold (`evolveSession` in `@demiurge/lifecycle`, the same fold the command side
+ * decides on), then the view's counts and times kept. An event the session machine refuses changes nothing.
+ */
+function applySessionEvent(tx: ProjectionTx, event: RecordedEvent & { data: { sessionId: string } }): void {
+  const before = tx.get<SessionView>(SessionCollections.sessions, event.data.sessionId);
+  const facts = evolveSession(before ? factsOf(before) : initialSessionFacts, event);
+  if (!facts || facts.sessionId === null || facts.title === null || facts.coreId === null) return;
+  if (facts.status !== 'active' && facts.status !== 'archived') return;
+  const view: SessionView = {
+    sessionId: facts.sessionId,
+    title: facts.title,
+    coreId: facts.coreId,
+    status: facts.status,
+    createdAt: before?.createdAt ?? event.recordedAt,
+    updatedAt: event.recordedAt,
+    messageCount: before?.messageCount ?? 0,
+    turnCount: before?.turnCount ?? 0,
+    activeTurnId: before?.activeTurnId ?? null,
+    lastMessage: before?.lastMessage ?? null,
+    binding: facts.binding,
+    archivedReason: facts.archivedReason,
+    mode: facts.mode,
+    busyMode: facts.busyMode,
+    version: facts.version,
+    parent: facts.parent,
+  };
+  tx.put(SessionCollections.sessions, view.sessionId, view);
+  if (!before && view.binding) tx.put(SessionCollections.bindings, bindingKey(view.binding), view.sessionId);
+}
+
 /**
  * The sessions read model: sessions with counts and status, transcripts by history policy,
  * turns, and channel bindings (one session per core + channel + conversation key).
@@ -103,48 +138,12 @@ export const sessionsProjector = defineProjector({
   apply(recorded, tx) {
     const event = asDomainEvent(recorded);
     switch (event.type) {
-      case 'session.created': {
-        const d = event.data;
-        const view: SessionView = {
-          sessionId: d.sessionId,
-          title: d.title,
-          coreId: d.coreId,
-          status: 'active',
-          createdAt: event.recordedAt,
-          updatedAt: event.recordedAt,
-          messageCount: 0,
-          turnCount: 0,
-          activeTurnId: null,
-          lastMessage: null,
-          binding: d.binding ?? null,
-          archivedReason: null,
-          mode: 'default',
-          busyMode: 'queue',
-          version: event.streamVersion,
-          parent: d.parent ?? null,
-        };
-        tx.put(SessionCollections.sessions, d.sessionId, view);
-        if (d.binding) tx.put(SessionCollections.bindings, bindingKey(d.binding), d.sessionId);
-        return;
-      }
-      case 'session.updated': {
-        const d = event.data;
-        updateSession(tx, event, d.sessionId, (s) => ({ ...s, title: d.title }));
-        return;
-      }
-      case 'session.archived': {
-        const d = event.data;
-        updateSession(tx, event, d.sessionId, (s) => ({ ...s, status: 'archived', archivedReason: d.reason }));
-        return;
-      }
-      case 'session.mode_changed': {
-        const d = event.data;
-        updateSession(tx, event, d.sessionId, (s) => ({ ...s, mode: d.mode }));
-        return;
-      }
+      case 'session.created':
+      case 'session.updated':
+      case 'session.archived':
+      case 'session.mode_changed':
       case 'session.busy_mode_changed': {
-        const d = event.data;
-        updateSession(tx, event, d.sessionId, (s) => ({ ...s, busyMode: d.busyMode }));
+        applySessionEvent(tx, event);
         return;
       }
       case 'message.recorded': {
