@@ -1,3 +1,4 @@
+export { type ApprovalCommand, approvalDecider, decideApproval } from './approval.decider.js';
 export { type ApprovalRequestSpec, ApprovalRuntime } from './approvals.js';
 export {
   type AdmittedTurn,
