@@ -18,6 +18,14 @@ export { createTurnRuntime, type TurnRuntime, type TurnRuntimeOptions, turnProje
 export { defineTool, type EffectClass, type ToolContext, type ToolDefinition, type ToolResult } from './tool.js';
 export * from './tools/index.js';
 export {
+  decideToolCall,
+  decideTurn,
+  type ToolCallCommand,
+  type TurnCommand,
+  toolCallDecider,
+  turnDecider,
+} from './turn.decider.js';
+export {
   loadTurn,
   type StepRecord,
   type ToolCallRecord,

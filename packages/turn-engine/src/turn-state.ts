@@ -111,15 +111,37 @@ export function initialToolCall(call: ModelCallFacts): ToolCallRecord {
   };
 }
 
-/** One tool-call event applied (pure): the tool-call fold (`toolCallFold`: the state, the outcome), the version. */
-export function evolveToolCall(call: ToolCallRecord, event: TurnFact): ToolCallRecord {
+/** The fold's facts of a turn record (what its deciders decide on). */
+export function turnFacts(turn: TurnRecord): TurnFacts {
+  const { streamId: _id, state, version: _v, events: _e, steps, ...facts } = turn;
+  const modelSteps = steps.map((step) => ({
+    ...step,
+    calls: step.calls.map((c) => ({
+      callId: c.callId,
+      toolCallId: c.streamId,
+      name: c.name,
+      arguments: c.arguments,
+      argumentsError: c.argumentsError,
+    })),
+  }));
+  return { ...facts, status: state, steps: modelSteps };
+}
+
+/** The fold's facts of a tool-call record (what its decider decides on). */
+export function callFacts(call: ToolCallRecord): ToolCallFacts {
   const { idempotent, output, error, denial, reason, resolution } = call;
-  const before: ToolCallFacts = {
+  return {
     ...initialToolCallFacts,
     status: call.state,
+    toolCallId: call.streamId,
+    tool: call.name,
     ...{ idempotent, output, error, denial, reason, resolution },
   };
-  const next = toolCallFold.evolve(before, event, call.streamId);
+}
+
+/** One tool-call event applied (pure): the tool-call fold (`toolCallFold`: the state, the outcome), the version. */
+export function evolveToolCall(call: ToolCallRecord, event: TurnFact): ToolCallRecord {
+  const next = toolCallFold.evolve(callFacts(call), event, call.streamId);
   return {
     ...call,
     state: next.status,
