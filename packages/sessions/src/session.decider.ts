@@ -1,4 +1,4 @@
-import type { BusyMode, ChannelBinding, NewEvent, SessionMode } from '@demiurge/contracts';
+import type { BusyMode, ChannelBinding, NewEvent, RecordedEvent, SessionMode } from '@demiurge/contracts';
 import {
   checkEvents,
   type SessionEventType,
@@ -100,6 +100,5 @@ export function decideSession(command: SessionCommand, session: SessionFacts): S
 export const sessionDecider = {
   initialState: sessionFold.initialState,
   decide: decideSession,
-  evolve: (session: SessionFacts, event: Parameters<typeof sessionFold.evolve>[1]) =>
-    sessionFold.evolve(session, event),
+  evolve: (session: SessionFacts, event: RecordedEvent) => sessionFold.evolve(session, event, event.streamId),
 };

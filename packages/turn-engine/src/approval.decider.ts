@@ -1,4 +1,4 @@
-import type { NewEvent } from '@demiurge/contracts';
+import type { NewEvent, RecordedEvent } from '@demiurge/contracts';
 import {
   type ApprovalEventType,
   type ApprovalFacts,
@@ -92,6 +92,5 @@ export function decideApproval(command: ApprovalCommand, approval: ApprovalFacts
 export const approvalDecider = {
   initialState: approvalFold.initialState,
   decide: decideApproval,
-  evolve: (approval: ApprovalFacts, event: Parameters<typeof approvalFold.evolve>[1]) =>
-    approvalFold.evolve(approval, event),
+  evolve: (approval: ApprovalFacts, event: RecordedEvent) => approvalFold.evolve(approval, event, event.streamId),
 };

@@ -1,4 +1,4 @@
-import type { NewEvent } from '@demiurge/contracts';
+import { asDomainEvent, type NewEvent, type RecordedEvent } from '@demiurge/contracts';
 import {
   checkEvents,
   type ToolCallEventType,
@@ -56,7 +56,7 @@ export function decideTurn(command: TurnCommand, turn: TurnFacts): NewEvent<Turn
 export const turnDecider = {
   initialState: turnFold.initialState,
   decide: decideTurn,
-  evolve: (turn: TurnFacts, event: Parameters<typeof turnFold.evolve>[1]) => turnFold.evolve(turn, event),
+  evolve: (turn: TurnFacts, event: RecordedEvent) => turnFold.evolve(turn, asDomainEvent(event), event.streamId),
 };
 
 /** What the engine does to one tool call after the model asked for it. */
@@ -107,5 +107,6 @@ export function decideToolCall(command: ToolCallCommand, call: ToolCallFacts): N
 export const toolCallDecider = {
   initialState: toolCallFold.initialState,
   decide: decideToolCall,
-  evolve: (call: ToolCallFacts, event: Parameters<typeof toolCallFold.evolve>[1]) => toolCallFold.evolve(call, event),
+  evolve: (call: ToolCallFacts, event: RecordedEvent) =>
+    toolCallFold.evolve(call, asDomainEvent(event), event.streamId),
 };
