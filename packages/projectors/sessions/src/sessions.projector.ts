@@ -1,6 +1,12 @@
-import { asDomainEvent, type RecordedEvent } from '@demiurge/contracts';
+import { asDomainEvent, type DomainEvent, type RecordedEvent } from '@demiurge/contracts';
 import { defineProjector, type ProjectionTx } from '@demiurge/event-store';
-import { evolveSession, initialSessionFacts, type SessionFacts } from '@demiurge/lifecycle';
+import {
+  evolveSession,
+  evolveTurn,
+  initialSessionFacts,
+  initialTurnFacts,
+  type SessionFacts,
+} from '@demiurge/lifecycle';
 
 /** One session as the board shows it. */
 export interface SessionView {
@@ -116,6 +122,30 @@ function applySessionEvent(tx: ProjectionTx, event: RecordedEvent & { data: { se
 }
 
 /**
+ * A turn event on the turn's view: the turn fold (`evolveTurn` in `@demiurge/lifecycle`, the turn engine's fold)
+ * gives the status and error; the view counts the model rounds and keeps the times. An event the turn machine
+ * refuses changes nothing.
+ */
+function putTurn(tx: ProjectionTx, event: DomainEvent, before: TurnView | undefined): void {
+  const facts = evolveTurn(
+    before ? { ...initialTurnFacts, ...before, status: before.status, steps: [] } : initialTurnFacts,
+    event,
+  );
+  if (!facts || facts.status === 'none' || facts.turnId === null || facts.sessionId === null) return;
+  const view: TurnView = {
+    turnId: facts.turnId,
+    sessionId: facts.sessionId,
+    runId: facts.runId,
+    status: facts.status,
+    steps: (before?.steps ?? 0) + facts.steps.length,
+    startedAt: before?.startedAt ?? event.recordedAt,
+    endedAt: facts.status === 'running' ? null : (before?.endedAt ?? event.recordedAt),
+    error: facts.error,
+  };
+  tx.put(SessionCollections.turns, turnKey(view.sessionId, view.turnId), view);
+}
+
+/**
  * The sessions read model: sessions with counts and status, transcripts by history policy,
  * turns, and channel bindings (one session per core + channel + conversation key).
  */
@@ -170,17 +200,7 @@ export const sessionsProjector = defineProjector({
       }
       case 'turn.started': {
         const d = event.data;
-        const turn: TurnView = {
-          turnId: d.turnId,
-          sessionId: d.sessionId,
-          runId: d.runId ?? null,
-          status: 'running',
-          steps: 0,
-          startedAt: event.recordedAt,
-          endedAt: null,
-          error: null,
-        };
-        tx.put(SessionCollections.turns, turnKey(d.sessionId, d.turnId), turn);
+        putTurn(tx, event, undefined);
         tx.put(SessionCollections.turnSessions, d.turnId, d.sessionId);
         updateSession(tx, event, d.sessionId, (s) => ({ ...s, turnCount: s.turnCount + 1, activeTurnId: d.turnId }));
         return;
@@ -189,25 +209,15 @@ export const sessionsProjector = defineProjector({
         const d = event.data;
         const sessionId = tx.get<string>(SessionCollections.turnSessions, d.turnId);
         const turn = sessionId ? tx.get<TurnView>(SessionCollections.turns, turnKey(sessionId, d.turnId)) : undefined;
-        if (turn)
-          tx.put(SessionCollections.turns, turnKey(turn.sessionId, d.turnId), { ...turn, steps: turn.steps + 1 });
+        if (turn) putTurn(tx, event, turn);
         return;
       }
       case 'turn.completed':
       case 'turn.failed':
       case 'turn.cancelled': {
         const d = event.data;
-        const key = turnKey(d.sessionId, d.turnId);
-        const turn = tx.get<TurnView>(SessionCollections.turns, key);
-        if (turn) {
-          tx.put(SessionCollections.turns, key, {
-            ...turn,
-            status:
-              event.type === 'turn.completed' ? 'completed' : event.type === 'turn.failed' ? 'failed' : 'cancelled',
-            endedAt: event.recordedAt,
-            error: 'error' in d ? d.error : 'reason' in d ? { code: 'cancelled', message: d.reason } : null,
-          });
-        }
+        const turn = tx.get<TurnView>(SessionCollections.turns, turnKey(d.sessionId, d.turnId));
+        if (turn) putTurn(tx, event, turn);
         tx.delete(SessionCollections.turnSessions, d.turnId);
         updateSession(tx, event, d.sessionId, (s) => ({
           ...s,
