@@ -79,6 +79,7 @@ export class TurnEngine {
       () => notAdmitted(new Error('the turn ended without being admitted')),
       (err: unknown) => notAdmitted(err),
     );
+    // Not swallowed: the same failure rejects `outcome`, which every caller holds (runTurn returns only it).
     admitted.catch(() => undefined);
     return { admitted, outcome };
   }
