@@ -85,4 +85,26 @@ describe('one submit is one commit', () => {
       await app.close();
     }
   });
+
+  it('two submits racing to open the same channel session get one session: the second joins it, nothing lost', async () => {
+    const app = await DemiurgeApp.start({ home, overrides: { workspace }, env: {} });
+    try {
+      const [a, b] = await Promise.all([
+        app.submit({ text: 'first', channel: 'cli', conversationKey: 'race', plan: true }),
+        app.submit({ text: 'second', channel: 'cli', conversationKey: 'race' }),
+      ]);
+      expect(b.sessionId).toBe(a.sessionId);
+      expect(b.runId).not.toBe(a.runId);
+      const outcomes = await Promise.all([a.outcome, b.outcome]);
+      expect(outcomes.map((o) => o.status)).toEqual(['completed', 'completed']);
+      const created = await app.store.readAll({ types: ['session.created'] });
+      expect(created).toHaveLength(1);
+      const texts = (await app.runtime.sessions.history(a.sessionId))
+        .filter((m) => m.role === 'user')
+        .map((m) => m.text);
+      expect(texts.sort()).toEqual(['first', 'second']);
+    } finally {
+      await app.close();
+    }
+  });
 });
