@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
  * The cast rule: event data is typed by the contracts (`DomainEvent`, `EventOfType`, `isEvent`,
  * `findEvent`), so outside `@demiurge/contracts` no source casts event data (`event.data as ...`,
  * `data as Record<string, unknown>`, `d.kind as string`). Checked in the packages that follow it;
- * a package joins the list once it is clean (turn-engine, services/host and services/cli are next).
+ * a package joins the list once it is clean.
  */
 const root = fileURLToPath(new URL('../../..', import.meta.url));
 const CLEAN = [
@@ -18,6 +18,9 @@ const CLEAN = [
   'packages/scheduler/src',
   'packages/workers/src',
   'packages/slots/src',
+  'packages/turn-engine/src',
+  'services/host/src',
+  'services/cli/src',
   ...readdirSync(join(root, 'packages/projectors')).map((name) => `packages/projectors/${name}/src`),
 ];
 const CASTS = [/\bdata\s*\)?\s+as\s/, /\b(?:d|data)\.\w+\s+as\s/, /\bas Record<string, unknown>/];

@@ -17,6 +17,8 @@ export {
   type StateOf,
 } from './define-lifecycle.js';
 export { IllegalTransitionError } from './errors.js';
+export { type ApprovalFacts, approvalFold, evolveApproval, initialApprovalFacts } from './folds/approval.fold.js';
+export type { Fact } from './folds/fact.js';
 export {
   type DeliveryFacts,
   type DeliveryIntent,
@@ -52,6 +54,17 @@ export {
   type WorkPayload,
   workFold,
 } from './folds/work.fold.js';
+export { evolveSession, initialSessionFacts, type SessionFacts, sessionFold } from './folds/session.fold.js';
+export { evolveToolCall, initialToolCallFacts, type ToolCallFacts, toolCallFold } from './folds/tool-call.fold.js';
+export {
+  evolveTurn,
+  initialTurnFacts,
+  type ModelCallFacts,
+  type TurnFacts,
+  type TurnSelectionFacts,
+  type TurnStepFacts,
+  turnFold,
+} from './folds/turn.fold.js';
 export { type IdempotentRow, idempotentRepeats } from './idempotent-repeats.js';
 export { renderLifecycleDoc } from './lifecycle-doc.js';
 export { lifecycleFor, lifecycles } from './lifecycles.js';

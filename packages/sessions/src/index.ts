@@ -9,7 +9,9 @@ export {
 } from './run-aggregate.js';
 export { ADMIN_CLI_ACTOR, mayCancelRun } from './run-ownership.js';
 export { type RunLease, RunRuntime, type RunRuntimeOptions } from './run-runtime.js';
+export { decideSession, type OpenSessionSpec, type SessionCommand, sessionDecider } from './session.decider.js';
 export {
+  bindingIdempotencyKey,
   CreateSessionSpec,
   type MessageSpec,
   SessionRuntime,

@@ -55,8 +55,11 @@ export class RunRuntime {
    * A new run, started and owned by this host: the stream to append with the turn that starts it.
    * `principal` is who started it and owns it (see {@link mayCancelRun}).
    */
-  startStream(sessionId: string, principal?: Actor): { runId: string; lease: RunLease; stream: AppendStream } {
-    const runId = this.options.ids.next(IdPrefix.run);
+  startStream(
+    sessionId: string,
+    principal?: Actor,
+    runId: string = this.options.ids.next(IdPrefix.run),
+  ): { runId: string; lease: RunLease; stream: AppendStream } {
     const lease = this.newLease(runId);
     return {
       runId,

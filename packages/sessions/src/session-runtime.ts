@@ -11,9 +11,10 @@ import {
 } from '@demiurge/contracts';
 import { NotFoundError, parseSpec } from '@demiurge/control-plane';
 import { type AppendOptions, type AppendStream, commandLoop, type EventStore } from '@demiurge/event-store';
-import { checkEvents, type SessionEventType, sessionLifecycle } from '@demiurge/lifecycle';
+import { initialSessionFacts, type SessionEventType, sessionLifecycle } from '@demiurge/lifecycle';
 import { bindingKey, type SessionView, sessionsReader, type TranscriptEntry } from '@demiurge/projector-sessions';
 import { z } from 'zod';
+import { decideSession, type OpenSessionSpec, type SessionCommand } from './session.decider.js';
 
 export const CreateSessionSpec = z.object({
   title: z.string().min(1),
@@ -43,6 +44,9 @@ export interface SessionRuntimeOptions {
 
 const SESSION = sessionLifecycle.streamType;
 
+/** The idempotency key of the commit that opens a bound session: one session per binding, across processes. */
+export const bindingIdempotencyKey = (binding: ChannelBinding): string => `session.binding:${bindingKey(binding)}`;
+
 /**
  * Sessions: the continuity boundary of a conversation (seed 000). Creation, title, archive, the plan-mode
  * overlay and busy mode, unique channel bindings and messages with their history policy. Decisions read
@@ -60,7 +64,7 @@ export class SessionRuntime {
     const parsed = parseSpec('session spec', CreateSessionSpec, spec);
     if (parsed.binding) return (await this.resolve(parsed.binding, { title: parsed.title })).session;
     const sessionId = this.options.ids.next(IdPrefix.session);
-    await this.options.store.append(this.createStream(sessionId, parsed), this.appendOptions(sessionId));
+    await this.options.store.append(this.openStream(sessionId, parsed), this.appendOptions(sessionId));
     return this.get(sessionId);
   }
 
@@ -78,40 +82,43 @@ export class SessionRuntime {
     const sessionId = this.options.ids.next(IdPrefix.session);
     const title = options.title ?? `${parsed.channel} ${parsed.conversationKey}`;
     const result = await this.options.store.append(
-      this.createStream(sessionId, { title, coreId: parsed.coreId, binding: parsed, mode: options.mode }),
-      { ...this.appendOptions(sessionId), idempotencyKey: `session.binding:${bindingKey(parsed)}` },
+      this.openStream(sessionId, { title, coreId: parsed.coreId, binding: parsed, mode: options.mode }),
+      { ...this.appendOptions(sessionId), idempotencyKey: bindingIdempotencyKey(parsed) },
     );
     const recorded: string = findEvent(result.events, 'session.created')?.data.sessionId ?? sessionId;
     return { session: await this.get(recorded), created: !result.replayed };
   }
 
+  /** The session bound to a channel binding, if one is. */
+  boundSession(binding: ChannelBinding): Promise<string | undefined> {
+    return this.reader().boundSession(parseSpec('channel binding', ChannelBinding, binding));
+  }
+
   update(sessionId: string, title: string): Promise<SessionView> {
-    return this.command(sessionId, () => [{ type: 'session.updated', data: { sessionId, title } }]);
+    return this.command({ type: 'rename', sessionId, title });
   }
 
   /** Archives the session; repeating it is a no-op. */
   archive(sessionId: string, reason: string): Promise<SessionView> {
-    return this.command(sessionId, () => [{ type: 'session.archived', data: { sessionId, reason } }]);
+    return this.command({ type: 'archive', sessionId, reason });
   }
 
   /** Switches the plan-mode overlay; setting the current mode appends nothing. */
   async setMode(sessionId: string, mode: SessionMode): Promise<SessionView> {
-    const parsed = parseSpec('session mode', SessionMode, mode);
-    return this.command(sessionId, (s) =>
-      s.mode === parsed ? [] : [{ type: 'session.mode_changed', data: { sessionId, mode: parsed, previous: s.mode } }],
-    );
+    return this.command({ type: 'set_mode', sessionId, mode: parseSpec('session mode', SessionMode, mode) });
   }
 
   setBusyMode(sessionId: string, busyMode: BusyMode): Promise<SessionView> {
-    return this.command(sessionId, (s) =>
-      s.busyMode === busyMode ? [] : [{ type: 'session.busy_mode_changed', data: { sessionId, busyMode } }],
-    );
+    return this.command({ type: 'set_busy_mode', sessionId, busyMode });
   }
 
   /** Records a message; `transient` messages are shown once and never kept in history. */
   async recordMessage(spec: MessageSpec, also: readonly AppendStream[] = []): Promise<string> {
     const messageId = spec.messageId ?? this.options.ids.next(IdPrefix.message);
-    await this.command(spec.sessionId, () => [this.messageEvent({ ...spec, messageId })], also);
+    await this.command(
+      { type: 'admit', sessionId: spec.sessionId, messages: [this.messageEvent({ ...spec, messageId })] },
+      also,
+    );
     return messageId;
   }
 
@@ -135,13 +142,31 @@ export class SessionRuntime {
    * an archived session takes no messages. `events` may be empty (nothing to append).
    */
   async sessionStream(sessionId: string, events: NewEvent<SessionEventType>[]): Promise<AppendStream> {
-    const session = await this.get(sessionId);
-    return {
+    return (await this.admissionStream(sessionId, events)).stream;
+  }
+
+  /**
+   * The session's part of a turn admission ({@link decideSession} `admit`): with `open`, the new session's opening
+   * events (its binding, if any, is the commit's idempotency key: a replay means another writer bound it first);
+   * with `mode`, the plan-mode switch where it differs; then `messages`. One stream, for one commit with the run
+   * and the turn.
+   */
+  async admissionStream(
+    sessionId: string,
+    messages: readonly NewEvent<SessionEventType>[],
+    options: { open?: OpenSessionSpec | undefined; mode?: SessionMode | undefined } = {},
+  ): Promise<{ stream: AppendStream; idempotencyKey?: string }> {
+    const open = options.open && parseSpec('session spec', CreateSessionSpec, options.open);
+    const mode = options.mode && parseSpec('session mode', SessionMode, options.mode);
+    const session = open ? initialSessionFacts : await this.get(sessionId);
+    const events = decideSession({ type: 'admit', sessionId, open, mode, messages }, session);
+    const stream: AppendStream = {
       streamType: SESSION,
       streamId: sessionId,
-      expectedVersion: session.version,
-      events: checkEvents(sessionLifecycle, session.status, events, sessionId),
+      expectedVersion: open ? 'no_stream' : session.version,
+      events,
     };
+    return open?.binding ? { stream, idempotencyKey: bindingIdempotencyKey(open.binding) } : { stream };
   }
 
   async get(sessionId: string): Promise<SessionView> {
@@ -166,42 +191,22 @@ export class SessionRuntime {
     return options.limit === undefined ? kept : kept.slice(-options.limit);
   }
 
-  private createStream(
-    sessionId: string,
-    spec: {
-      title: string;
-      coreId: string;
-      binding?: ChannelBinding | undefined;
-      mode?: SessionMode | undefined;
-      parent?: { sessionId: string; taskId: string; depth: number } | undefined;
-    },
-  ): AppendStream {
-    const events: NewEvent<SessionEventType>[] = [
-      {
-        type: 'session.created',
-        data: {
-          sessionId,
-          title: spec.title,
-          coreId: spec.coreId,
-          ...(spec.binding ? { binding: spec.binding } : {}),
-          ...(spec.parent ? { parent: spec.parent as never } : {}),
-        },
-      },
-    ];
-    if (spec.mode === 'plan') {
-      events.push({ type: 'session.mode_changed', data: { sessionId, mode: 'plan', previous: 'default' } });
-    }
+  private openStream(sessionId: string, spec: OpenSessionSpec): AppendStream {
+    const events = decideSession({ type: 'open', sessionId, ...spec }, initialSessionFacts);
     return { streamType: SESSION, streamId: sessionId, expectedVersion: 'no_stream', events };
   }
 
-  private command(
-    sessionId: string,
-    decide: (session: SessionView) => NewEvent<SessionEventType>[],
-    also: readonly AppendStream[] = [],
-  ): Promise<SessionView> {
+  /** Decides a command over the session as its read model (built by the same fold) says, and appends it. */
+  private command(command: SessionCommand, also: readonly AppendStream[] = []): Promise<SessionView> {
+    const { sessionId } = command;
     return commandLoop(this.options.store, async () => {
       const session = await this.get(sessionId);
-      const stream = await this.sessionStream(sessionId, decide(session));
+      const stream: AppendStream = {
+        streamType: SESSION,
+        streamId: sessionId,
+        expectedVersion: session.version,
+        events: decideSession(command, session),
+      };
       return {
         streams: stream.events.length > 0 ? [stream, ...also] : [],
         result: undefined,

@@ -1,22 +1,14 @@
-import type { NewEvent } from '@demiurge/contracts';
 import { type Actor, type Clock, type EventMeta, type IdGenerator, IdPrefix } from '@demiurge/contracts';
 import { NotFoundError } from '@demiurge/control-plane';
 import { type AppendStream, commandLoop, type EventStore, loadAggregate, streamAppend } from '@demiurge/event-store';
-import { type ApprovalEventType, approvalLifecycle, checkEvents } from '@demiurge/lifecycle';
+import { approvalFold } from '@demiurge/lifecycle';
 import { type ApprovalView, runsReader } from '@demiurge/projector-runs';
+import { type ApprovalCommand, type ApprovalRequestSpec, decideApproval } from './approval.decider.js';
 import { normalizeArguments } from './policy.js';
 
-export interface ApprovalRequestSpec {
-  readonly sessionId: string;
-  readonly runId?: string;
-  readonly toolCallId?: string;
-  readonly tool: string;
-  readonly arguments: unknown;
-  readonly reason: string;
-  readonly expiresAt?: string;
-}
+export type { ApprovalRequestSpec } from './approval.decider.js';
 
-const APPROVAL = approvalLifecycle.streamType;
+const APPROVAL = approvalFold.streamType;
 
 /**
  * Approvals for exactly one tool call shape: (session, tool, normalized arguments), single use, until
@@ -30,63 +22,37 @@ export class ApprovalRuntime {
   /** The stream that opens an approval, for callers that append it with other streams. */
   requestStream(spec: ApprovalRequestSpec): { approvalId: string; stream: AppendStream } {
     const approvalId = this.options.ids.next(IdPrefix.approval);
-    const args = JSON.parse(normalizeArguments(spec.arguments ?? {}));
-    return {
-      approvalId,
-      stream: {
-        streamType: APPROVAL,
-        streamId: approvalId,
-        expectedVersion: 'no_stream',
-        events: [
-          {
-            type: 'approval.requested',
-            data: {
-              approvalId,
-              sessionId: spec.sessionId,
-              action: `tool ${spec.tool}`,
-              reason: spec.reason,
-              tool: spec.tool,
-              arguments: args,
-              ...(spec.toolCallId ? { toolCallId: spec.toolCallId } : {}),
-              ...(spec.runId ? { runId: spec.runId } : {}),
-              ...(spec.expiresAt ? { expiresAt: spec.expiresAt } : {}),
-            },
-          },
-        ],
-      },
-    };
+    const events = decideApproval({ type: 'request', approvalId, spec }, approvalFold.initialState);
+    return { approvalId, stream: { streamType: APPROVAL, streamId: approvalId, expectedVersion: 'no_stream', events } };
   }
 
   /** An operator approves a call before the model makes it: requested and granted in one commit. */
   async preApprove(spec: ApprovalRequestSpec & { actor: Actor; note?: string }): Promise<string> {
-    const { approvalId, stream } = this.requestStream(spec);
-    const granted: NewEvent<ApprovalEventType> = {
-      type: 'approval.granted',
-      data: { approvalId, ...(spec.note ? { note: spec.note } : {}) },
-    };
+    const approvalId = this.options.ids.next(IdPrefix.approval);
+    const command = { type: 'request', approvalId, spec, grant: { note: spec.note } } as const;
     await this.options.store.append(
-      { ...stream, events: [...stream.events, granted] },
+      {
+        streamType: APPROVAL,
+        streamId: approvalId,
+        expectedVersion: 'no_stream',
+        events: decideApproval(command, approvalFold.initialState),
+      },
       { meta: { actor: spec.actor, sessionId: spec.sessionId, ...this.options.meta } },
     );
     return approvalId;
   }
 
   grant(approvalId: string, actor: Actor, note?: string): Promise<void> {
-    return this.decide(approvalId, actor, () => [
-      { type: 'approval.granted', data: { approvalId, ...(note ? { note } : {}) } },
-    ]);
+    return this.decide({ type: 'grant', approvalId, note }, actor);
   }
 
   deny(approvalId: string, actor: Actor, note?: string): Promise<void> {
-    return this.decide(approvalId, actor, () => [
-      { type: 'approval.denied', data: { approvalId, ...(note ? { note } : {}) } },
-    ]);
+    return this.decide({ type: 'deny', approvalId, note }, actor);
   }
 
+  /** Expires an open (requested or granted) approval; one no longer open is left as it is. */
   expire(approvalId: string): Promise<void> {
-    return this.decide(approvalId, { kind: 'system', id: 'approvals' }, (state) =>
-      state === 'requested' || state === 'granted' ? [{ type: 'approval.expired', data: { approvalId } }] : [],
-    );
+    return this.decide({ type: 'expire', approvalId }, { kind: 'system', id: 'approvals' });
   }
 
   async get(approvalId: string): Promise<ApprovalView> {
@@ -129,28 +95,17 @@ export class ApprovalRuntime {
 
   /** The approval's part of the commit that starts the approved call: `approval.consumed`. */
   async consumeStream(approvalId: string, toolCallId: string): Promise<AppendStream> {
-    const loaded = await loadAggregate(this.options.store, approvalLifecycle, approvalId);
-    return streamAppend(
-      APPROVAL,
-      loaded,
-      checkEvents(
-        approvalLifecycle,
-        loaded.state,
-        [{ type: 'approval.consumed', data: { approvalId, toolCallId } }],
-        approvalId,
-      ),
-    );
+    const loaded = await loadAggregate(this.options.store, approvalFold, approvalId);
+    return streamAppend(APPROVAL, loaded, decideApproval({ type: 'consume', approvalId, toolCallId }, loaded.state));
   }
 
-  private decide(
-    approvalId: string,
-    actor: Actor,
-    events: (state: string) => NewEvent<ApprovalEventType>[],
-  ): Promise<void> {
+  /** Loads the approval with the one approval fold, decides the command on it, and appends. */
+  private decide(command: ApprovalCommand, actor: Actor): Promise<void> {
+    const { approvalId } = command;
     return commandLoop(this.options.store, async () => {
-      const loaded = await loadAggregate(this.options.store, approvalLifecycle, approvalId);
-      if (loaded.state === 'none') throw new NotFoundError('approval', approvalId);
-      const checked = checkEvents(approvalLifecycle, loaded.state, events(loaded.state), approvalId);
+      const loaded = await loadAggregate(this.options.store, approvalFold, approvalId);
+      if (loaded.state.status === 'none') throw new NotFoundError('approval', approvalId);
+      const checked = decideApproval(command, loaded.state);
       return {
         streams: checked.length > 0 ? [streamAppend(APPROVAL, loaded, checked)] : [],
         result: undefined,

@@ -5,12 +5,27 @@ import { admit } from './engine/admission.js';
 import { Cancellation, EngineClosingError } from './engine/cancellation.js';
 import { TurnExecution } from './engine/execution.js';
 import { stderrLogger } from './engine/logger.js';
-import type { EngineDeps, TurnEngineOptions, TurnInput, TurnOutcome } from './engine/options.js';
+import type {
+  AdmittedTurn,
+  EngineDeps,
+  StartedTurn,
+  TurnEngineOptions,
+  TurnInput,
+  TurnOutcome,
+} from './engine/options.js';
 import { runLoop } from './engine/turn-loop.js';
 
 export { EngineClosingError } from './engine/cancellation.js';
 export type { TurnEngineLogger } from './engine/logger.js';
-export type { TurnEngineOptions, TurnHooks, TurnInput, TurnNotices, TurnOutcome } from './engine/options.js';
+export type {
+  AdmittedTurn,
+  StartedTurn,
+  TurnEngineOptions,
+  TurnHooks,
+  TurnInput,
+  TurnNotices,
+  TurnOutcome,
+} from './engine/options.js';
 
 /**
  * The foreground provider/tool loop for one turn (seed 003 TurnEngine). Every fact is an event committed
@@ -40,11 +55,41 @@ export class TurnEngine {
   }
 
   /** Admits a user input (one turn at a time per session) and runs its turn to an outcome. */
-  async runTurn(input: TurnInput): Promise<TurnOutcome> {
+  runTurn(input: TurnInput): Promise<TurnOutcome> {
+    return this.startTurn(input).outcome;
+  }
+
+  /**
+   * Admits a user input (one turn at a time per session) and runs its turn: `admitted` resolves once the input,
+   * run and turn are committed (their ids are the caller's `runId`/`turnId` when it gave them), `outcome` when
+   * the turn ends.
+   * @example
+   * const { admitted, outcome } = engine.startTurn({ sessionId, text: 'hi', runId, turnId });
+   * await admitted; // committed: the run can be cancelled, the turn watched
+   */
+  startTurn(input: TurnInput): StartedTurn {
+    let admittedAs!: (ids: AdmittedTurn) => void;
+    let notAdmitted!: (error: unknown) => void;
+    const admitted = new Promise<AdmittedTurn>((resolve, reject) => {
+      admittedAs = resolve;
+      notAdmitted = reject;
+    });
+    const outcome = this.admitAndRun(input, admittedAs);
+    outcome.then(
+      () => notAdmitted(new Error('the turn ended without being admitted')),
+      (err: unknown) => notAdmitted(err),
+    );
+    // Not swallowed: the same failure rejects `outcome`, which every caller holds (runTurn returns only it).
+    admitted.catch(() => undefined);
+    return { admitted, outcome };
+  }
+
+  private async admitAndRun(input: TurnInput, admitted: (ids: AdmittedTurn) => void): Promise<TurnOutcome> {
     if (this.closing) throw new EngineClosingError();
-    const session = await this.deps.sessions.get(input.sessionId);
+    const opening = input.session?.open !== undefined;
+    const busyMode = opening ? 'queue' : (await this.deps.sessions.get(input.sessionId)).busyMode;
     const interrupt =
-      session.busyMode === 'interrupt'
+      busyMode === 'interrupt'
         ? async () => {
             for (const [runId, live] of this.live) {
               if (live.sessionId !== input.sessionId) continue;
@@ -53,7 +98,7 @@ export class TurnEngine {
             }
           }
         : undefined;
-    return this.deps.admission.run(input.sessionId, () => this.start(input), interrupt);
+    return this.deps.admission.run(input.sessionId, () => this.start(input, admitted), interrupt);
   }
 
   /**
@@ -81,7 +126,7 @@ export class TurnEngine {
    */
   async runNoticeTurn(input: Omit<TurnInput, 'text'>): Promise<TurnOutcome | undefined> {
     if (this.closing) throw new EngineClosingError();
-    return this.deps.admission.run(input.sessionId, () => this.start({ ...input, text: '' }, true));
+    return this.deps.admission.run(input.sessionId, () => this.start({ ...input, text: '' }, () => undefined, true));
   }
 
   /** Whether a turn of the session runs or waits for admission in this engine. */
@@ -127,18 +172,32 @@ export class TurnEngine {
     await this.deps.runs.pause(runId, reason);
   }
 
-  private start(input: TurnInput): Promise<TurnOutcome>;
-  private start(input: TurnInput, fromNotices: true): Promise<TurnOutcome | undefined>;
-  private async start(input: TurnInput, fromNotices = false): Promise<TurnOutcome | undefined> {
-    const admitted = await admit(this.deps, input, fromNotices);
-    if (!admitted) return undefined;
-    const { lease, run, turn } = admitted;
+  private start(input: TurnInput, admitted: (ids: AdmittedTurn) => void): Promise<TurnOutcome>;
+  private start(
+    input: TurnInput,
+    admitted: (ids: AdmittedTurn) => void,
+    fromNotices: true,
+  ): Promise<TurnOutcome | undefined>;
+  private async start(
+    input: TurnInput,
+    admitted: (ids: AdmittedTurn) => void,
+    fromNotices = false,
+  ): Promise<TurnOutcome | undefined> {
+    const result = await admit(this.deps, input, fromNotices);
+    if (!result) return undefined;
+    if ('boundTo' in result) {
+      // Another writer opened the session's binding first: join that session (in its admission order).
+      const { open: _opened, ...session } = input.session ?? {};
+      const joined = { ...input, sessionId: result.boundTo, session };
+      return this.deps.admission.run(result.boundTo, () => this.start(joined, admitted));
+    }
+    const { lease, run, turn } = result;
     const driving = this.drive(
       lease,
       input.sessionId,
       (cancellation) => new TurnExecution(this.deps, lease, run, turn, cancellation),
     );
-    input.onAdmitted?.({ runId: lease.runId, turnId: turn.streamId });
+    admitted({ sessionId: input.sessionId, runId: lease.runId, turnId: turn.streamId });
     return driving;
   }
 

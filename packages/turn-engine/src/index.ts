@@ -1,6 +1,9 @@
+export { type ApprovalCommand, approvalDecider, decideApproval } from './approval.decider.js';
 export { type ApprovalRequestSpec, ApprovalRuntime } from './approvals.js';
 export {
+  type AdmittedTurn,
   EngineClosingError,
+  type StartedTurn,
   TurnEngine,
   type TurnEngineLogger,
   type TurnEngineOptions,
@@ -14,6 +17,14 @@ export { ToolRegistry } from './registry.js';
 export { createTurnRuntime, type TurnRuntime, type TurnRuntimeOptions, turnProjectors } from './runtime.js';
 export { defineTool, type EffectClass, type ToolContext, type ToolDefinition, type ToolResult } from './tool.js';
 export * from './tools/index.js';
+export {
+  decideToolCall,
+  decideTurn,
+  type ToolCallCommand,
+  type TurnCommand,
+  toolCallDecider,
+  turnDecider,
+} from './turn.decider.js';
 export {
   loadTurn,
   type StepRecord,

@@ -29,9 +29,9 @@ function sortKeys(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(sortKeys);
   if (value !== null && typeof value === 'object') {
     return Object.fromEntries(
-      Object.keys(value as object)
-        .sort()
-        .map((k) => [k, sortKeys((value as Record<string, unknown>)[k])]),
+      Object.entries(value)
+        .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+        .map(([k, v]) => [k, sortKeys(v)]),
     );
   }
   return value;

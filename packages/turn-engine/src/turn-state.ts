@@ -1,31 +1,31 @@
-import {
-  asDomainEvent,
-  type DomainEventData,
-  type DomainEventType,
-  type NewEvent,
-  type RecordedEvent,
-} from '@demiurge/contracts';
+import { asDomainEvent, type NewEvent, type RecordedEvent } from '@demiurge/contracts';
 import type { EventStore, Loaded } from '@demiurge/event-store';
 import {
-  assertTransition,
+  type Fact,
+  initialToolCallFacts,
+  initialTurnFacts,
+  type ModelCallFacts,
+  type ToolCallFacts,
   type ToolCallState,
+  type TurnFacts,
+  type TurnSelectionFacts,
   type TurnState,
+  toolCallFold,
   toolCallLifecycle,
+  turnFold,
   turnLifecycle,
 } from '@demiurge/lifecycle';
 
-/** A tool call as its record says. */
-export interface ToolCallRecord extends Loaded<ToolCallState> {
+/** What the engine keeps of a call's facts (the tool-call fold, `toolCallFold` in `@demiurge/lifecycle`). */
+type CallOutcome = Pick<ToolCallFacts, 'idempotent' | 'output' | 'error' | 'denial' | 'reason' | 'resolution'>;
+
+/** A tool call as its record says: the model's request, then the tool-call fold over its stream. */
+export interface ToolCallRecord extends Loaded<ToolCallState>, CallOutcome {
   readonly callId: string;
   readonly name: string;
   readonly arguments: unknown;
   /** The model's arguments were not valid JSON: the parse error (`arguments` is the raw text). */
   readonly argumentsError: string | null;
-  readonly idempotent: boolean | null;
-  readonly output: string | null;
-  readonly error: { code: string; message: string } | null;
-  readonly denial: { policy: string; reason: string } | null;
-  readonly reason: string | null;
 }
 
 /** One model round of the turn (a `turn.model_responded`) and its tool calls' records. */
@@ -37,40 +37,21 @@ export interface StepRecord {
 }
 
 /** What a delegated turn may use: a subset of tools, the core's slots to run, bootstrap or not. */
-export interface TurnSelection {
-  readonly tools?: readonly string[] | undefined;
-  readonly inputSlots?: 'all' | readonly string[] | undefined;
-  readonly outputSlots?: 'all' | readonly string[] | undefined;
-  readonly bootstrap?: boolean | undefined;
-}
+export type TurnSelection = TurnSelectionFacts;
 
-/** A turn rebuilt from the log alone: its stream, its model rounds and each tool call's record. */
-export interface TurnRecord extends Loaded<TurnState> {
-  readonly sessionId: string | null;
-  readonly runId: string | null;
-  readonly inputMessageId: string | null;
-  /** What the input slots added for the model (turn.started). */
-  readonly context: readonly { role: 'user' | 'system'; text: string }[];
-  /** A delegated turn's selections (turn.started), or null. */
-  readonly selection: TurnSelection | null;
+/**
+ * A turn rebuilt from the log alone: the turn fold (`turnFold` in `@demiurge/lifecycle`, shared with the
+ * projectors) over its stream, with each model round's tool calls as their records.
+ */
+export interface TurnRecord extends Loaded<TurnState>, Omit<TurnFacts, 'status' | 'steps'> {
   readonly steps: readonly StepRecord[];
 }
-
-type ModelCall = {
-  callId: string;
-  toolCallId: string;
-  name: string;
-  arguments: unknown;
-  argumentsError?: string | undefined;
-};
 
 /**
  * An event as a fold reads it: its type and its data, typed by the contracts' schema of that type (a recorded
  * event through `asDomainEvent`, or one the engine just appended: the same shape, validated by the store).
  */
-export type TurnFact<T extends DomainEventType = DomainEventType> = {
-  [K in T]: { readonly type: K; readonly data: DomainEventData<K> };
-}[T];
+export type TurnFact = Fact;
 
 const listed = (events: readonly RecordedEvent[], event: TurnFact): readonly RecordedEvent[] =>
   'streamVersion' in event ? [...events, event as RecordedEvent] : events;
@@ -86,54 +67,32 @@ export function appendedFact(store: EventStore, event: NewEvent): TurnFact {
 
 /** A turn before its first event (state `none`, version 0). */
 export function initialTurn(turnId: string): TurnRecord {
-  return {
-    streamId: turnId,
-    state: turnLifecycle.initialState,
-    version: 0,
-    events: [],
-    sessionId: null,
-    runId: null,
-    inputMessageId: null,
-    context: [],
-    selection: null,
-    steps: [],
-  };
+  const { status, steps, ...facts } = initialTurnFacts;
+  return { ...facts, streamId: turnId, state: status, version: 0, events: [], steps: [] };
 }
 
 /**
- * One turn event applied (pure): the state through the turn machine, the version plus one, and the facts.
- * A `turn.model_responded` adds a step whose calls are not requested yet (state `none`): their own streams
- * ({@link evolveToolCall} through {@link evolveCallIn}) say the rest.
+ * One turn event applied (pure): the turn fold (`turnFold`: the state through the turn machine, the facts), the
+ * version plus one. A `turn.model_responded` adds a step whose calls are not requested yet (state `none`): their
+ * own streams ({@link evolveToolCall} through {@link evolveCallIn}) say the rest.
  */
 export function evolveTurn(turn: TurnRecord, event: TurnFact): TurnRecord {
-  const state = assertTransition(turnLifecycle, turn.state, event as never, turn.streamId);
-  const next: TurnRecord = { ...turn, state, version: turn.version + 1, events: listed(turn.events, event) };
-  if (event.type === 'turn.started') {
-    const d = event.data;
-    return {
-      ...next,
-      sessionId: d.sessionId,
-      runId: d.runId ?? null,
-      inputMessageId: d.inputMessageId ?? null,
-      context: d.context ?? [],
-      selection: d.selection ?? null,
-    };
-  }
-  if (event.type === 'turn.model_responded') {
-    const d = event.data;
-    const step: StepRecord = {
-      stepId: d.stepId,
-      content: d.content,
-      calls: d.toolCalls.map(initialToolCall),
-      usage: d.usage,
-    };
-    return { ...next, steps: [...turn.steps, step] };
-  }
-  return next;
+  const { streamId, state, version, events, steps, ...facts } = turn;
+  const next = turnFold.evolve({ ...facts, status: state, steps: [] }, event, streamId);
+  const { status, steps: added, ...changed } = next;
+  return {
+    ...changed,
+    streamId,
+    state: status,
+    version: version + 1,
+    events: listed(events, event),
+    steps: [...steps, ...added.map((step) => ({ ...step, calls: step.calls.map(initialToolCall) }))],
+  };
 }
 
 /** A call the model asked for, before its stream's first event. */
-export function initialToolCall(call: ModelCall): ToolCallRecord {
+export function initialToolCall(call: ModelCallFacts): ToolCallRecord {
+  const { idempotent, output, error, denial, reason, resolution } = initialToolCallFacts;
   return {
     streamId: call.toolCallId,
     state: toolCallLifecycle.initialState,
@@ -142,38 +101,59 @@ export function initialToolCall(call: ModelCall): ToolCallRecord {
     callId: call.callId,
     name: call.name,
     arguments: call.arguments,
-    argumentsError: call.argumentsError ?? null,
-    idempotent: null,
-    output: null,
-    error: null,
-    denial: null,
-    reason: null,
+    argumentsError: call.argumentsError,
+    idempotent,
+    output,
+    error,
+    denial,
+    reason,
+    resolution,
   };
 }
 
-/** One tool-call event applied (pure): the state through the tool-call machine, the version, the outcome. */
+/** The fold's facts of a turn record (what its deciders decide on). */
+export function turnFacts(turn: TurnRecord): TurnFacts {
+  const { streamId: _id, state, version: _v, events: _e, steps, ...facts } = turn;
+  const modelSteps = steps.map((step) => ({
+    ...step,
+    calls: step.calls.map((c) => ({
+      callId: c.callId,
+      toolCallId: c.streamId,
+      name: c.name,
+      arguments: c.arguments,
+      argumentsError: c.argumentsError,
+    })),
+  }));
+  return { ...facts, status: state, steps: modelSteps };
+}
+
+/** The fold's facts of a tool-call record (what its decider decides on). */
+export function callFacts(call: ToolCallRecord): ToolCallFacts {
+  const { idempotent, output, error, denial, reason, resolution } = call;
+  return {
+    ...initialToolCallFacts,
+    status: call.state,
+    toolCallId: call.streamId,
+    tool: call.name,
+    ...{ idempotent, output, error, denial, reason, resolution },
+  };
+}
+
+/** One tool-call event applied (pure): the tool-call fold (`toolCallFold`: the state, the outcome), the version. */
 export function evolveToolCall(call: ToolCallRecord, event: TurnFact): ToolCallRecord {
-  const state = assertTransition(toolCallLifecycle, call.state, event as never, call.streamId);
-  const next: ToolCallRecord = { ...call, state, version: call.version + 1, events: listed(call.events, event) };
-  switch (event.type) {
-    case 'tool_call.requested':
-      return { ...next, idempotent: event.data.idempotent };
-    case 'tool_call.succeeded':
-      return { ...next, output: event.data.output ?? '' };
-    case 'tool_call.failed':
-      return { ...next, error: event.data.error };
-    case 'tool_call.denied':
-      return { ...next, denial: { policy: event.data.policy, reason: event.data.reason } };
-    case 'tool_call.cancelled':
-    case 'tool_call.unknown':
-      return { ...next, reason: event.data.reason };
-    case 'tool_call.resolved': {
-      const { decision, note } = event.data;
-      return { ...next, reason: `resolved as ${decision}${note ? `: ${note}` : ''}` };
-    }
-    default:
-      return next;
-  }
+  const next = toolCallFold.evolve(callFacts(call), event, call.streamId);
+  return {
+    ...call,
+    state: next.status,
+    version: call.version + 1,
+    events: listed(call.events, event),
+    idempotent: next.idempotent,
+    output: next.output,
+    error: next.error,
+    denial: next.denial,
+    reason: next.reason,
+    resolution: next.resolution,
+  };
 }
 
 /** The turn with the events of one of its tool calls (by stream id) applied to that call. */

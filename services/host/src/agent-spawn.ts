@@ -1,3 +1,4 @@
+import { type IdGenerator, IdPrefix } from '@demiurge/contracts';
 import { taskKindInputs } from '@demiurge/control-plane';
 import type { SessionRuntime } from '@demiurge/sessions';
 import type { TurnEngine, TurnOutcome } from '@demiurge/turn-engine';
@@ -14,6 +15,7 @@ export const FORK_MESSAGES = 12;
  */
 export function createAgentSpawnHandler(deps: {
   readonly sessions: SessionRuntime;
+  readonly ids: IdGenerator;
   readonly engine: () => TurnEngine;
   readonly coreId: string;
 }): TaskHandler {
@@ -48,8 +50,10 @@ export function createAgentSpawnHandler(deps: {
           });
         }
       }
-      let runId: string | undefined;
-      const outcome = deps.engine().runTurn({
+      // The child run's id is ours before admission, so a stop can name it (once it is admitted).
+      const runId = deps.ids.next(IdPrefix.run);
+      const { admitted, outcome } = deps.engine().startTurn({
+        runId,
         sessionId: child.sessionId,
         text: input.goal,
         // A model acting in the parent session started it: that model (and its session) owns the child run.
@@ -60,9 +64,6 @@ export function createAgentSpawnHandler(deps: {
           outputSlots: input.outputSlots,
           bootstrap: input.useBootstrap,
         },
-        onAdmitted: (ids) => {
-          runId = ids.runId;
-        },
       });
       const finished = outcome.then(toTaskOutcome, (err: Error) => ({
         status: 'failed' as const,
@@ -71,7 +72,14 @@ export function createAgentSpawnHandler(deps: {
       const running: RunningTask = {
         finished,
         async stop(reason) {
-          if (runId) await deps.engine().cancel(runId, reason);
+          // Not admitted (it failed first): there is no run to cancel.
+          if (
+            await admitted.then(
+              () => true,
+              () => false,
+            )
+          )
+            await deps.engine().cancel(runId, reason);
           return finished;
         },
       };

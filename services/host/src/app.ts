@@ -1,4 +1,4 @@
-import type { Actor, Clock, IdGenerator } from '@demiurge/contracts';
+import { type Actor, type Clock, type IdGenerator, IdPrefix } from '@demiurge/contracts';
 import {
   BackgroundDispatcher,
   type DeliveryAdapter,
@@ -11,7 +11,7 @@ import { type DeliveryStatusEntry, deliveryStatusPrefix, outboxReader } from '@d
 import { type RunView, runsReader } from '@demiurge/projector-runs';
 import type { ModelProvider } from '@demiurge/providers';
 import type { SchedulerRuntime } from '@demiurge/scheduler';
-import { mayCancelRun, RunNotOwnedError } from '@demiurge/sessions';
+import { mayCancelRun, type OpenSessionSpec, RunNotOwnedError } from '@demiurge/sessions';
 import type { AgentCore, BackgroundWorkRuntime } from '@demiurge/slots';
 import type { TurnOutcome, TurnRuntime } from '@demiurge/turn-engine';
 import type { RuntimeTaskWorker } from '@demiurge/workers';
@@ -155,40 +155,42 @@ export class DemiurgeApp {
   }
 
   /**
-   * Admits a user input: resolves or creates the session, then starts the turn; resolves with the ids as
-   * soon as the input, run and turn are committed. The outcome settles when the turn ends.
+   * Admits a user input in one commit: the session opened (a new one, or the channel's default on first use)
+   * and its plan mode switched where asked, with the input, the run and the turn. The run and turn ids are
+   * generated here; resolves with them once that commit is made. The outcome settles when the turn ends.
    */
   async submit(input: SubmitInput): Promise<Submitted> {
     if (this.closing) throw new Error('the host is closing: no new turn is admitted');
-    const { sessions, engine } = this.runtime;
-    const sessionId =
-      input.sessionId ??
-      (input.newSession
-        ? (await sessions.create({ title: input.text.slice(0, 60), coreId: 'default' })).sessionId
-        : undefined) ??
-      (
-        await sessions.resolve({
-          coreId: 'default',
-          channel: input.channel ?? 'operator',
-          conversationKey: input.conversationKey ?? 'default',
-        })
-      ).session.sessionId;
-    if (input.plan !== undefined) await sessions.setMode(sessionId, input.plan ? 'plan' : 'default');
+    const { sessionId, open } = await this.sessionOf(input);
+    const mode = input.plan === undefined ? undefined : input.plan ? ('plan' as const) : ('default' as const);
+    const runId = this.ids.next(IdPrefix.run);
+    const turnId = this.ids.next(IdPrefix.turn);
     this.bindRoutes(sessionId);
-    let admitted!: (ids: { runId: string; turnId: string }) => void;
-    const ids = new Promise<{ runId: string; turnId: string }>((resolve) => {
-      admitted = resolve;
-    });
-    const outcome = engine.runTurn({
+    const turn = this.runtime.engine.startTurn({
       sessionId,
       text: input.text,
+      runId,
+      turnId,
+      ...(open || mode ? { session: { ...(open ? { open } : {}), ...(mode ? { mode } : {}) } } : {}),
       ...(input.actor ? { actor: input.actor } : {}),
-      onAdmitted: (x) => admitted(x),
     });
-    this.track(outcome);
-    const first = await Promise.race([ids, outcome.then(() => undefined)]);
-    const { runId, turnId } = first ?? (await ids);
-    return { sessionId, runId, turnId, outcome };
+    this.track(turn.outcome);
+    const admitted = await turn.admitted;
+    this.bindRoutes(admitted.sessionId);
+    return { ...admitted, outcome: turn.outcome };
+  }
+
+  /** The session an input goes to: the one named, or a new one, or the channel's default (opened on first use). */
+  private async sessionOf(input: SubmitInput): Promise<{ sessionId: string; open?: OpenSessionSpec }> {
+    if (input.sessionId) return { sessionId: input.sessionId };
+    const sessionId = this.ids.next(IdPrefix.session);
+    if (input.newSession) return { sessionId, open: { title: input.text.slice(0, 60), coreId: 'default' } };
+    const channel = input.channel ?? 'operator';
+    const conversationKey = input.conversationKey ?? 'default';
+    const binding = { coreId: 'default', channel, conversationKey };
+    const bound = await this.runtime.sessions.boundSession(binding);
+    if (bound) return { sessionId: bound };
+    return { sessionId, open: { title: `${channel} ${conversationKey}`, coreId: 'default', binding } };
   }
 
   /**

@@ -102,9 +102,9 @@ export function loadConfig(
     const value = doc.toJS() ?? {};
     if (typeof value !== 'object' || Array.isArray(value))
       throw new ConfigError(file, '(root)', 'must be a mapping of keys');
-    raw = value as Record<string, unknown>;
+    raw = { ...value };
   }
-  const provider = { ...((raw.provider as object | undefined) ?? {}) } as Record<string, unknown>;
+  const provider: Record<string, unknown> = { ...mapping(raw.provider) };
   const name = overrides.provider ?? env.DEMIURGE_PROVIDER;
   if (name) provider.name = name;
   const model = overrides.model ?? env.DEMIURGE_MODEL;
@@ -123,4 +123,9 @@ export function loadConfig(
   const line = node?.range && lines ? lines.linePos(node.range[0]).line : undefined;
   const detail = issue.code === 'unrecognized_keys' ? 'unknown key' : issue.message;
   throw new ConfigError(existsSync(file) ? file : 'configuration', formatPath(path), detail, line);
+}
+
+/** A YAML mapping's keys and values (nothing for anything else). */
+function mapping(value: unknown): Record<string, unknown> {
+  return typeof value === 'object' && value !== null ? Object.fromEntries(Object.entries(value)) : {};
 }

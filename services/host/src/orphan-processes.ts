@@ -1,4 +1,4 @@
-import type { EventData, ToolCallProcessStarted } from '@demiurge/contracts';
+import { isEvent } from '@demiurge/contracts';
 import { commandLoop, type EventStore, loadAggregate, streamAppend } from '@demiurge/event-store';
 import { checkEvents, toolCallLifecycle } from '@demiurge/lifecycle';
 import { runsReader } from '@demiurge/projector-runs';
@@ -31,8 +31,8 @@ export async function stopOrphanedToolProcesses(
   const records = await store.readAll({ types: ['tool_call.process_started', 'tool_call.process_stopped'] });
   const done = new Set(records.filter((e) => e.type === 'tool_call.process_stopped').map((e) => e.streamId));
   for (const event of records) {
-    if (event.type !== 'tool_call.process_started' || done.has(event.streamId)) continue;
-    const p = event.data as EventData<typeof ToolCallProcessStarted>;
+    if (!isEvent(event, 'tool_call.process_started') || done.has(event.streamId)) continue;
+    const p = event.data;
     if (parseStartMarker(p.startMarker)?.bootId !== boot || options.isHostAlive(p.host)) continue;
     const call = await reader.toolCall(p.toolCallId);
     if (call && call.status !== 'started' && call.status !== 'unknown') continue;

@@ -120,10 +120,9 @@ export function createSlotHooks(options: SlotHooksOptions): TurnHooks & {
       const slots = runtimeFor(turn.selection);
       if (!turn.selection || turn.selection.bootstrap)
         await slots.runBootstrap({ sessionId: turn.sessionId, turnId: turn.turnId });
-      const history = (await options.sessions.history(turn.sessionId, { forModel: true })).map((m) => ({
-        role: m.role,
-        text: m.text,
-      }));
+      // A session this turn opens has no history yet (it is created in the admission's commit).
+      const kept = turn.opening ? [] : await options.sessions.history(turn.sessionId, { forModel: true });
+      const history = kept.map((m) => ({ role: m.role, text: m.text }));
       const { context } = await slots.runInput({
         sessionId: turn.sessionId,
         turnId: turn.turnId,

@@ -1,55 +1,44 @@
-import { approvalEvents, asDomainEvent, type EventOfType, isEvent, type RecordedEvent } from '@demiurge/contracts';
+import { approvalEvents, isEvent, type RecordedEvent } from '@demiurge/contracts';
 import type { ProjectionTx } from '@demiurge/event-store';
-import { type ApprovalEventType, type ApprovalState, approvalLifecycle, NONE, nextState } from '@demiurge/lifecycle';
-import {
-  type ApprovalEntry,
-  type ApprovalStatus,
-  type ApprovalView,
-  isApprovalOpen,
-  sessionApprovalKey,
-} from './approval.view.js';
-import { isoTime } from './iso-time.js';
+import { type ApprovalFacts, evolveApproval, initialApprovalFacts, NONE } from '@demiurge/lifecycle';
+import { type ApprovalEntry, type ApprovalView, isApprovalOpen, sessionApprovalKey } from './approval.view.js';
 import { RunsCollections } from './runs.collections.js';
 
 const domainTypes = approvalEvents.map((e) => e.type);
 
-function created(event: EventOfType<'approval.requested'>, status: ApprovalStatus): ApprovalView {
-  const d = event.data;
+/** The fold's facts of a stored approval (the view keeps every fact the fold reads back). */
+const factsOf = (view: ApprovalView): ApprovalFacts => ({ ...initialApprovalFacts, ...view });
+
+/**
+ * The view of the approval after the fold (`evolveApproval` in `@demiurge/lifecycle`, the same fold the
+ * approvals runtime decides on): its facts, then the view's times.
+ */
+function viewOf(
+  facts: ApprovalFacts,
+  before: ApprovalView | undefined,
+  event: RecordedEvent,
+): ApprovalView | undefined {
+  const { status, approvalId, sessionId, action, reason, requestedBy } = facts;
+  if (status === NONE || approvalId === null || sessionId === null || action === null || reason === null) return;
+  if (requestedBy === null) return;
   return {
-    approvalId: d.approvalId,
-    sessionId: d.sessionId,
-    runId: d.runId ?? null,
-    toolCallId: d.toolCallId ?? null,
-    tool: d.tool ?? null,
-    arguments: d.arguments ?? null,
-    action: d.action,
-    reason: d.reason,
+    approvalId,
+    sessionId,
+    runId: facts.runId,
+    toolCallId: facts.toolCallId,
+    tool: facts.tool,
+    arguments: facts.arguments,
+    action,
+    reason,
     status,
-    expiresAt: d.expiresAt === undefined ? null : isoTime(d.expiresAt),
-    requestedBy: event.meta.actor,
-    decidedBy: null,
-    note: null,
-    consumedBy: null,
-    createdAt: event.recordedAt,
+    expiresAt: facts.expiresAt,
+    requestedBy,
+    decidedBy: facts.decidedBy,
+    note: facts.note,
+    consumedBy: facts.consumedBy,
+    createdAt: before?.createdAt ?? event.recordedAt,
     updatedAt: event.recordedAt,
   };
-}
-
-/** The fields one accepted event sets. */
-function changes(recorded: RecordedEvent): Partial<ApprovalView> {
-  const event = asDomainEvent(recorded);
-  switch (event.type) {
-    case 'approval.granted':
-    case 'approval.denied':
-      return {
-        decidedBy: event.meta.actor,
-        note: event.data.note ?? null,
-      };
-    case 'approval.consumed':
-      return { consumedBy: event.data.toolCallId ?? null };
-    default:
-      return {};
-  }
 }
 
 /** Rewrites the approval's `approvals-by-session` entry, and puts or removes its `open-approvals` one. */
@@ -63,21 +52,16 @@ function reindex(tx: ProjectionTx, before: ApprovalView | undefined, after: Appr
 }
 
 /**
- * Applies an `approval.*` event: the status from the approval machine (`nextState`), then the view's
- * fields and indexes. An event the machine refuses, or one for an approval never requested, changes nothing.
+ * Applies an `approval.*` event: the approval fold (`evolveApproval`: the status from the approval machine),
+ * then the view's times and indexes. An event the machine refuses, or one for an approval never requested,
+ * changes nothing.
  */
 export function applyApprovalEvent(event: RecordedEvent, tx: ProjectionTx): void {
   if (!isEvent(event, ...domainTypes)) return;
   const { approvalId } = event.data;
   const approval = tx.get<ApprovalView>(RunsCollections.approvals, approvalId);
-  const from: ApprovalState = approval?.status ?? NONE;
-  const to = nextState(approvalLifecycle, from, { type: event.type as ApprovalEventType, data: event.data });
-  if (to === undefined || to === NONE) return;
-  const next = approval
-    ? { ...approval, ...changes(event), status: to, updatedAt: event.recordedAt }
-    : isEvent(event, 'approval.requested')
-      ? created(event, to)
-      : undefined;
+  const facts = evolveApproval(approval ? factsOf(approval) : initialApprovalFacts, event);
+  const next = facts && viewOf(facts, approval, event);
   if (!next) return;
   reindex(tx, approval, next);
   tx.put(RunsCollections.approvals, approvalId, next);

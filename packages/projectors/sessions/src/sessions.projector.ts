@@ -1,5 +1,12 @@
-import { asDomainEvent, type RecordedEvent } from '@demiurge/contracts';
+import { asDomainEvent, type DomainEvent, type RecordedEvent } from '@demiurge/contracts';
 import { defineProjector, type ProjectionTx } from '@demiurge/event-store';
+import {
+  evolveSession,
+  evolveTurn,
+  initialSessionFacts,
+  initialTurnFacts,
+  type SessionFacts,
+} from '@demiurge/lifecycle';
 
 /** One session as the board shows it. */
 export interface SessionView {
@@ -80,6 +87,64 @@ function updateSession(
   tx.put(SessionCollections.sessions, sessionId, { ...change(session), updatedAt: event.recordedAt, version });
 }
 
+/** The view's facts of the session (the view keeps every fact the fold reads back). */
+const factsOf = (view: SessionView): SessionFacts => ({ ...initialSessionFacts, ...view });
+
+/**
+ * A `session.*` event: the session fold (`evolveSession` in `@demiurge/lifecycle`, the same fold the command side
+ * decides on), then the view's counts and times kept. An event the session machine refuses changes nothing.
+ */
+function applySessionEvent(tx: ProjectionTx, event: RecordedEvent & { data: { sessionId: string } }): void {
+  const before = tx.get<SessionView>(SessionCollections.sessions, event.data.sessionId);
+  const facts = evolveSession(before ? factsOf(before) : initialSessionFacts, event);
+  if (!facts || facts.sessionId === null || facts.title === null || facts.coreId === null) return;
+  if (facts.status !== 'active' && facts.status !== 'archived') return;
+  const view: SessionView = {
+    sessionId: facts.sessionId,
+    title: facts.title,
+    coreId: facts.coreId,
+    status: facts.status,
+    createdAt: before?.createdAt ?? event.recordedAt,
+    updatedAt: event.recordedAt,
+    messageCount: before?.messageCount ?? 0,
+    turnCount: before?.turnCount ?? 0,
+    activeTurnId: before?.activeTurnId ?? null,
+    lastMessage: before?.lastMessage ?? null,
+    binding: facts.binding,
+    archivedReason: facts.archivedReason,
+    mode: facts.mode,
+    busyMode: facts.busyMode,
+    version: facts.version,
+    parent: facts.parent,
+  };
+  tx.put(SessionCollections.sessions, view.sessionId, view);
+  if (!before && view.binding) tx.put(SessionCollections.bindings, bindingKey(view.binding), view.sessionId);
+}
+
+/**
+ * A turn event on the turn's view: the turn fold (`evolveTurn` in `@demiurge/lifecycle`, the turn engine's fold)
+ * gives the status and error; the view counts the model rounds and keeps the times. An event the turn machine
+ * refuses changes nothing.
+ */
+function putTurn(tx: ProjectionTx, event: DomainEvent, before: TurnView | undefined): void {
+  const facts = evolveTurn(
+    before ? { ...initialTurnFacts, ...before, status: before.status, steps: [] } : initialTurnFacts,
+    event,
+  );
+  if (!facts || facts.status === 'none' || facts.turnId === null || facts.sessionId === null) return;
+  const view: TurnView = {
+    turnId: facts.turnId,
+    sessionId: facts.sessionId,
+    runId: facts.runId,
+    status: facts.status,
+    steps: (before?.steps ?? 0) + facts.steps.length,
+    startedAt: before?.startedAt ?? event.recordedAt,
+    endedAt: facts.status === 'running' ? null : (before?.endedAt ?? event.recordedAt),
+    error: facts.error,
+  };
+  tx.put(SessionCollections.turns, turnKey(view.sessionId, view.turnId), view);
+}
+
 /**
  * The sessions read model: sessions with counts and status, transcripts by history policy,
  * turns, and channel bindings (one session per core + channel + conversation key).
@@ -103,48 +168,12 @@ export const sessionsProjector = defineProjector({
   apply(recorded, tx) {
     const event = asDomainEvent(recorded);
     switch (event.type) {
-      case 'session.created': {
-        const d = event.data;
-        const view: SessionView = {
-          sessionId: d.sessionId,
-          title: d.title,
-          coreId: d.coreId,
-          status: 'active',
-          createdAt: event.recordedAt,
-          updatedAt: event.recordedAt,
-          messageCount: 0,
-          turnCount: 0,
-          activeTurnId: null,
-          lastMessage: null,
-          binding: d.binding ?? null,
-          archivedReason: null,
-          mode: 'default',
-          busyMode: 'queue',
-          version: event.streamVersion,
-          parent: d.parent ?? null,
-        };
-        tx.put(SessionCollections.sessions, d.sessionId, view);
-        if (d.binding) tx.put(SessionCollections.bindings, bindingKey(d.binding), d.sessionId);
-        return;
-      }
-      case 'session.updated': {
-        const d = event.data;
-        updateSession(tx, event, d.sessionId, (s) => ({ ...s, title: d.title }));
-        return;
-      }
-      case 'session.archived': {
-        const d = event.data;
-        updateSession(tx, event, d.sessionId, (s) => ({ ...s, status: 'archived', archivedReason: d.reason }));
-        return;
-      }
-      case 'session.mode_changed': {
-        const d = event.data;
-        updateSession(tx, event, d.sessionId, (s) => ({ ...s, mode: d.mode }));
-        return;
-      }
+      case 'session.created':
+      case 'session.updated':
+      case 'session.archived':
+      case 'session.mode_changed':
       case 'session.busy_mode_changed': {
-        const d = event.data;
-        updateSession(tx, event, d.sessionId, (s) => ({ ...s, busyMode: d.busyMode }));
+        applySessionEvent(tx, event);
         return;
       }
       case 'message.recorded': {
@@ -171,17 +200,7 @@ export const sessionsProjector = defineProjector({
       }
       case 'turn.started': {
         const d = event.data;
-        const turn: TurnView = {
-          turnId: d.turnId,
-          sessionId: d.sessionId,
-          runId: d.runId ?? null,
-          status: 'running',
-          steps: 0,
-          startedAt: event.recordedAt,
-          endedAt: null,
-          error: null,
-        };
-        tx.put(SessionCollections.turns, turnKey(d.sessionId, d.turnId), turn);
+        putTurn(tx, event, undefined);
         tx.put(SessionCollections.turnSessions, d.turnId, d.sessionId);
         updateSession(tx, event, d.sessionId, (s) => ({ ...s, turnCount: s.turnCount + 1, activeTurnId: d.turnId }));
         return;
@@ -190,25 +209,15 @@ export const sessionsProjector = defineProjector({
         const d = event.data;
         const sessionId = tx.get<string>(SessionCollections.turnSessions, d.turnId);
         const turn = sessionId ? tx.get<TurnView>(SessionCollections.turns, turnKey(sessionId, d.turnId)) : undefined;
-        if (turn)
-          tx.put(SessionCollections.turns, turnKey(turn.sessionId, d.turnId), { ...turn, steps: turn.steps + 1 });
+        if (turn) putTurn(tx, event, turn);
         return;
       }
       case 'turn.completed':
       case 'turn.failed':
       case 'turn.cancelled': {
         const d = event.data;
-        const key = turnKey(d.sessionId, d.turnId);
-        const turn = tx.get<TurnView>(SessionCollections.turns, key);
-        if (turn) {
-          tx.put(SessionCollections.turns, key, {
-            ...turn,
-            status:
-              event.type === 'turn.completed' ? 'completed' : event.type === 'turn.failed' ? 'failed' : 'cancelled',
-            endedAt: event.recordedAt,
-            error: 'error' in d ? d.error : 'reason' in d ? { code: 'cancelled', message: d.reason } : null,
-          });
-        }
+        const turn = tx.get<TurnView>(SessionCollections.turns, turnKey(d.sessionId, d.turnId));
+        if (turn) putTurn(tx, event, turn);
         tx.delete(SessionCollections.turnSessions, d.turnId);
         updateSession(tx, event, d.sessionId, (s) => ({
           ...s,

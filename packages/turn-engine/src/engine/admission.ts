@@ -1,4 +1,4 @@
-import { IdPrefix } from '@demiurge/contracts';
+import { findEvent, IdPrefix } from '@demiurge/contracts';
 import { type AppendStream, StreamVersionConflictError } from '@demiurge/event-store';
 import { turnLifecycle } from '@demiurge/lifecycle';
 import { applyRunEvent, initialRun, type RunAggregate, type RunLease } from '@demiurge/sessions';
@@ -10,6 +10,11 @@ export interface Admitted {
   readonly lease: RunLease;
   readonly run: RunAggregate;
   readonly turn: TurnRecord;
+}
+
+/** Nothing admitted: the session this input was to open is bound, by another writer, to `sessionId`: join it. */
+export interface BoundElsewhere {
+  readonly boundTo: string;
 }
 
 /** Admission commits retried when another writer moved the session or a notice in between. */
@@ -24,14 +29,20 @@ function takeNotices(deps: EngineDeps, consumer: Consumer) {
 }
 
 /**
- * Admits an input: the input slots' context, the session's pending task notices (merged as system context, or
- * with `fromNotices` the turn's input), the user message, the run and the turn, in one commit that also
- * acknowledges the notices; re-read and retried on a version conflict. Undefined when `fromNotices` finds none
- * pending (an earlier input took them).
+ * Admits an input: the session's own decisions (opened, plan mode switched), the input slots' context, the
+ * session's pending task notices (merged as system context, or with `fromNotices` the turn's input), the user
+ * message, the run and the turn, in one commit that also acknowledges the notices; re-read and retried on a
+ * version conflict. Undefined when `fromNotices` finds none pending (an earlier input took them);
+ * {@link BoundElsewhere} when the session to open was bound by another writer first (nothing was appended).
  */
-export async function admit(deps: EngineDeps, input: TurnInput, fromNotices: boolean): Promise<Admitted | undefined> {
+export async function admit(
+  deps: EngineDeps,
+  input: TurnInput,
+  fromNotices: boolean,
+): Promise<Admitted | BoundElsewhere | undefined> {
   const { ids, runs, sessions } = deps;
-  const turnId = ids.next(IdPrefix.turn);
+  const turnId = input.turnId ?? ids.next(IdPrefix.turn);
+  const open = input.session?.open;
   const consumer = { sessionId: input.sessionId, via: `turn ${turnId}` };
   let text = input.text;
   if (fromNotices) {
@@ -40,8 +51,14 @@ export async function admit(deps: EngineDeps, input: TurnInput, fromNotices: boo
     text = noticeText(peek.notices);
   }
   const context =
-    (await deps.hooks?.input?.({ sessionId: input.sessionId, turnId, text, selection: input.selection ?? null })) ?? [];
-  const { runId, lease, stream: runStream } = runs.startStream(input.sessionId, input.actor);
+    (await deps.hooks?.input?.({
+      sessionId: input.sessionId,
+      turnId,
+      text,
+      selection: input.selection ?? null,
+      opening: open !== undefined,
+    })) ?? [];
+  const { runId, lease, stream: runStream } = runs.startStream(input.sessionId, input.actor, input.runId);
   for (let attempt = 1; ; attempt++) {
     const taken = await takeNotices(deps, consumer);
     if (fromNotices && taken.notices.length === 0) return undefined;
@@ -63,10 +80,14 @@ export async function admit(deps: EngineDeps, input: TurnInput, fromNotices: boo
         }),
       );
     const messageId = ids.next(IdPrefix.message);
-    const sessionStream = await sessions.sessionStream(input.sessionId, [
-      ...contextMessages,
-      sessions.messageEvent({ sessionId: input.sessionId, role: 'user', text: inputText, turnId, messageId }),
-    ]);
+    const { stream: sessionStream, idempotencyKey } = await sessions.admissionStream(
+      input.sessionId,
+      [
+        ...contextMessages,
+        sessions.messageEvent({ sessionId: input.sessionId, role: 'user', text: inputText, turnId, messageId }),
+      ],
+      { open, mode: input.session?.mode },
+    );
     const turnStream: AppendStream = {
       streamType: turnLifecycle.streamType,
       streamId: turnId,
@@ -89,9 +110,15 @@ export async function admit(deps: EngineDeps, input: TurnInput, fromNotices: boo
       ? { kind: 'system' as const, id: 'completion-notices' }
       : (input.actor ?? { kind: 'user' as const, id: input.sessionId });
     try {
-      await deps.store.append([sessionStream, runStream, turnStream, ...taken.streams], {
+      const result = await deps.store.append([sessionStream, runStream, turnStream, ...taken.streams], {
         meta: { actor, sessionId: input.sessionId, runId, turnId },
+        ...(idempotencyKey ? { idempotencyKey } : {}),
       });
+      if (result.replayed) {
+        const boundTo = findEvent(result.events, 'session.created')?.data.sessionId;
+        if (!boundTo) throw new Error(`admission of turn ${turnId} replayed a commit that opened no session`);
+        return { boundTo };
+      }
       return {
         lease,
         run: runStream.events.reduce(applyRunEvent, initialRun(runId)),

@@ -1,4 +1,6 @@
 import type { RecordedEvent } from '@demiurge/contracts';
+import { type Loaded, loadAggregate } from '@demiurge/event-store';
+import { type ApprovalFacts, approvalFold, evolveApproval } from '@demiurge/lifecycle';
 import type { ToolCallRecord } from '../turn-state.js';
 import { TurnStopped } from './cancellation.js';
 import type { TurnExecution } from './execution.js';
@@ -75,9 +77,15 @@ export async function askApproval(
   return undefined;
 }
 
+/** The answer an approval in `status` gives a waiting call, if it has answered (`requested`: not yet). */
+const answerOf = (status: ApprovalFacts['status']): ApprovalAnswer | undefined =>
+  status === 'granted' || status === 'denied' || status === 'expired' ? status : undefined;
+
 /**
  * Waits for an approval's answer (from any process: the store publishes other processes' commits too) for up to
- * `ttlMs`; `requested` when none came. Rejects with the stop reason when `signal` aborts.
+ * `ttlMs`; `requested` when none came. The approval is loaded and evolved with the one approval fold
+ * (`approvalFold` in `@demiurge/lifecycle`): events published while it loads are applied after it, in stream
+ * order. Rejects with the stop reason when `signal` aborts.
  */
 export function waitForApproval(
   deps: EngineDeps,
@@ -85,8 +93,9 @@ export function waitForApproval(
   ttlMs: number,
   signal: AbortSignal,
 ): Promise<ApprovalAnswer> {
-  const current = async () => (await deps.approvals.get(approvalId).catch(() => undefined))?.status ?? 'requested';
   return new Promise<ApprovalAnswer>((resolve, reject) => {
+    let approval: Loaded<ApprovalFacts> | undefined;
+    const early: RecordedEvent[] = [];
     const done = (value: ApprovalAnswer | Error) => {
       sub.unsubscribe();
       clearTimeout(timer);
@@ -94,18 +103,30 @@ export function waitForApproval(
       if (value instanceof Error) reject(value);
       else resolve(value);
     };
+    const apply = (event: RecordedEvent) => {
+      if (!approval || event.streamVersion <= approval.version) return;
+      const state = evolveApproval(approval.state, event) ?? approval.state;
+      approval = { ...approval, state, version: event.streamVersion };
+      const answer = answerOf(state.status);
+      if (answer) done(answer);
+    };
     const onAbort = () =>
       done(signal.reason instanceof TurnStopped ? signal.reason : new TurnStopped({ kind: 'cancel_requested' }));
     const sub = deps.store.events$.subscribe((event: RecordedEvent) => {
       if (event.streamId !== approvalId) return;
-      if (event.type === 'approval.granted') done('granted');
-      else if (event.type === 'approval.denied') done('denied');
-      else if (event.type === 'approval.expired') done('expired');
+      if (approval) apply(event);
+      else early.push(event);
     });
     const timer = setTimeout(() => done('requested'), ttlMs);
     signal.addEventListener('abort', onAbort);
-    void current().then((s) => {
-      if (s !== 'requested') done(s as ApprovalAnswer);
-    });
+    void loadAggregate(deps.store, approvalFold, approvalId).then(
+      (loaded) => {
+        approval = loaded;
+        const answer = answerOf(loaded.state.status);
+        if (answer) done(answer);
+        else for (const event of early) apply(event);
+      },
+      (err: unknown) => done(err instanceof Error ? err : new Error(String(err))),
+    );
   });
 }

@@ -1,8 +1,9 @@
-import { ErrorCode, IdPrefix, type NewEvent } from '@demiurge/contracts';
+import { ErrorCode, IdPrefix } from '@demiurge/contracts';
 import { streamAppend } from '@demiurge/event-store';
-import { checkEvents, type ToolCallEventType, turnLifecycle } from '@demiurge/lifecycle';
+import { turnLifecycle } from '@demiurge/lifecycle';
 import { StaleRunLeaseError } from '@demiurge/sessions';
-import type { TurnRecord } from '../turn-state.js';
+import { decideToolCall, decideTurn } from '../turn.decider.js';
+import { callFacts, type TurnRecord, turnFacts } from '../turn-state.js';
 import { TurnStopped } from './cancellation.js';
 import type { TurnExecution } from './execution.js';
 import type { EngineDeps, TurnOutcome } from './options.js';
@@ -58,12 +59,10 @@ export async function finish(deps: EngineDeps, exec: TurnExecution, text: string
   // The session is read inside the write: a retry after another writer moved it reads it again.
   await exec.write(async () => ({
     run: [{ type: 'run.completed', data: { runId: exec.runId } }],
-    turn: [
-      {
-        type: 'turn.completed',
-        data: { turnId: exec.turnId, sessionId: exec.sessionId, outputMessageId: messageId, usage },
-      },
-    ],
+    turn: decideTurn(
+      { type: 'complete', turnId: exec.turnId, sessionId: exec.sessionId, outputMessageId: messageId, usage },
+      turnFacts(exec.turn),
+    ),
     also: answer.length > 0 ? [await deps.sessions.sessionStream(exec.sessionId, answer)] : [],
   }));
   return { turnId: exec.turnId, runId: exec.runId, status: 'completed', text, steps: exec.turn.steps.length };
@@ -78,7 +77,7 @@ export async function budgetExhausted(deps: EngineDeps, exec: TurnExecution): Pr
   const error = { code: ErrorCode.BudgetExhausted, message };
   await exec.write(async () => ({
     run: [{ type: 'run.failed', data: { runId: exec.runId, error } }],
-    turn: [{ type: 'turn.failed', data: { turnId: exec.turnId, sessionId: exec.sessionId, error } }],
+    turn: decideTurn({ type: 'fail', turnId: exec.turnId, sessionId: exec.sessionId, error }, turnFacts(exec.turn)),
     also: [
       await deps.sessions.sessionStream(exec.sessionId, [
         deps.sessions.messageEvent({
@@ -105,7 +104,7 @@ export async function budgetExhausted(deps: EngineDeps, exec: TurnExecution): Pr
 export async function fail(exec: TurnExecution, error: { code: string; message: string }): Promise<TurnOutcome> {
   await exec.write(() => ({
     run: [{ type: 'run.failed', data: { runId: exec.runId, error } }],
-    turn: [{ type: 'turn.failed', data: { turnId: exec.turnId, sessionId: exec.sessionId, error } }],
+    turn: decideTurn({ type: 'fail', turnId: exec.turnId, sessionId: exec.sessionId, error }, turnFacts(exec.turn)),
   }));
   return {
     turnId: exec.turnId,
@@ -125,12 +124,7 @@ export async function fail(exec: TurnExecution, error: { code: string; message: 
 export async function settleCancel(deps: EngineDeps, exec: TurnExecution, reason: string): Promise<TurnOutcome> {
   for (const step of exec.turn.steps) {
     for (const call of step.calls) {
-      const events: NewEvent<ToolCallEventType>[] =
-        call.state === 'requested'
-          ? [{ type: 'tool_call.cancelled', data: { toolCallId: call.streamId, reason } }]
-          : call.state === 'started'
-            ? [{ type: 'tool_call.unknown', data: { toolCallId: call.streamId, reason } }]
-            : [];
+      const events = decideToolCall({ type: 'settle_cancel', toolCallId: call.streamId, reason }, callFacts(call));
       if (events.length > 0) {
         await exec.write(() => ({ calls: [{ toolCallId: call.streamId, events }] }), { evenWhenCancelling: true });
       }
@@ -141,9 +135,7 @@ export async function settleCancel(deps: EngineDeps, exec: TurnExecution, reason
     streamAppend(
       turnLifecycle.streamType,
       turn,
-      checkEvents(turnLifecycle, turn.state, [
-        { type: 'turn.cancelled', data: { turnId: turn.streamId, sessionId: exec.sessionId, reason } },
-      ]),
+      decideTurn({ type: 'cancel', turnId: turn.streamId, sessionId: exec.sessionId, reason }, turnFacts(turn)),
     ),
   ]);
   return {

@@ -17,6 +17,7 @@ const call = (id: string, state: ToolCallState): ToolCallRecord => ({
   error: null,
   denial: null,
   reason: null,
+  resolution: null,
 });
 
 const step = (n: number, calls: ToolCallRecord[], content = `round ${n}`): StepRecord => ({
@@ -31,11 +32,13 @@ const turn = (state: TurnState, steps: StepRecord[] = []): TurnRecord => ({
   state,
   version: 1 + steps.length,
   events: [],
+  turnId: 'trn_1',
   sessionId: 'ses_1',
   runId: 'run_1',
   inputMessageId: 'msg_1',
   context: [],
   selection: null,
+  error: null,
   steps,
 });
 

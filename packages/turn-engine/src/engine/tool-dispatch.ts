@@ -4,7 +4,8 @@ import type { ToolCallEventType } from '@demiurge/lifecycle';
 import type { z } from 'zod';
 import { planModeDecision } from '../policy.js';
 import type { EffectClass, ToolDefinition } from '../tool.js';
-import type { ToolCallRecord } from '../turn-state.js';
+import { decideToolCall } from '../turn.decider.js';
+import { callFacts, type ToolCallRecord } from '../turn-state.js';
 import { askApproval } from './approval-wait.js';
 import { checkpoint, type TurnExecution } from './execution.js';
 import type { EngineDeps } from './options.js';
@@ -23,16 +24,12 @@ export function invalidArguments(name: string, tool: ToolDefinition, issues: rea
 
 /** A started call whose owner is gone, no outcome recorded: it may have taken effect. Never re-run it. */
 export function recordUnknown(exec: TurnExecution, call: ToolCallRecord): Promise<void> {
+  const reason = 'the host stopped while the call ran';
   return exec.write(() => ({
     calls: [
       {
         toolCallId: call.streamId,
-        events: [
-          {
-            type: 'tool_call.unknown',
-            data: { toolCallId: call.streamId, reason: 'the host stopped while the call ran' },
-          },
-        ],
+        events: decideToolCall({ type: 'mark_unknown', toolCallId: call.streamId, reason }, callFacts(call)),
       },
     ],
   }));

@@ -1,6 +1,7 @@
 import { fork } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { isEvent } from '@demiurge/contracts';
 import { DemiurgeApp } from '@demiurge/host';
 import { runsReader, type ToolCallView } from '@demiurge/projector-runs';
 import { filter, firstValueFrom } from 'rxjs';
@@ -324,8 +325,8 @@ async function orphansStopped(app: DemiurgeApp, calls: readonly ToolCallView[]):
   const lines: string[] = [];
   for (const call of calls) {
     for (const e of await app.store.readStream(call.toolCallId)) {
-      if (e.type !== 'tool_call.process_stopped') continue;
-      const d = e.data as { pid: number; signal: string };
+      if (!isEvent(e, 'tool_call.process_stopped')) continue;
+      const d = e.data;
       lines.push(
         `its ${call.tool} process group (pid ${d.pid}), left running by the killed host, was stopped (${d.signal})`,
       );

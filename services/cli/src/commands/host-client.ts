@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { userInfo } from 'node:os';
-import { DemiurgeError, ErrorCode, type RecordedEvent } from '@demiurge/contracts';
+import { DemiurgeError, ErrorCode, isEvent, type RecordedEvent } from '@demiurge/contracts';
 import { type ConfigOverrides, DemiurgeApp } from '@demiurge/host';
 import {
   connectOperator,
@@ -225,15 +225,8 @@ function inProcessClient(app: DemiurgeApp): TurnClient {
       let runId: string | undefined;
       const seen: RecordedEvent[] = [];
       const consider = (e: RecordedEvent) => {
-        const data = e.data as {
-          approvalId: string;
-          sessionId: string;
-          runId?: string;
-          tool?: string;
-          arguments?: unknown;
-          reason: string;
-        };
-        if (e.type !== 'approval.requested' || !runId || data.runId !== runId) return;
+        if (!isEvent(e, 'approval.requested') || !runId || e.data.runId !== runId) return;
+        const data = e.data;
         options.onApproval?.({
           approvalId: data.approvalId,
           sessionId: data.sessionId,

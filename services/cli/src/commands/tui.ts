@@ -48,7 +48,7 @@ export function parseTuiGatewayConfig(raw: string | undefined): TuiGatewayConfig
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw new Error('the gateway config must be a JSON object');
   }
-  const config = value as Record<string, unknown>;
+  const config: Record<string, unknown> = Object.fromEntries(Object.entries(value));
   for (const key of STRING_KEYS) {
     if (config[key] !== undefined && config[key] !== null && typeof config[key] !== 'string') {
       throw new Error(`the gateway config's "${key}" must be a string`);

@@ -1,5 +1,5 @@
-import type { RecordedEvent } from '@demiurge/contracts';
-import { approvalRequest, replyFrame } from './frames.js';
+import { asDomainEvent, type DomainEvent, type RecordedEvent } from '@demiurge/contracts';
+import { approvalRequest, argumentText, replyFrame } from './frames.js';
 
 /** How a connection's tool calls show: not at all, one line each, or with their arguments. */
 export type ToolDisplay = 'quiet' | 'summary' | 'full';
@@ -32,25 +32,27 @@ export class SessionEventRelay {
 
   constructor(private readonly target: RelayTarget) {}
 
-  onStoreEvent(event: RecordedEvent): void {
-    const data = event.data as Record<string, unknown>;
-    const sessionId = (data.sessionId as string | undefined) ?? event.meta.sessionId;
+  onStoreEvent(recorded: RecordedEvent): void {
+    const event = asDomainEvent(recorded);
+    const sessionId = ('sessionId' in event.data ? event.data.sessionId : undefined) ?? event.meta.sessionId;
     if (event.type.startsWith('tool_call.')) {
-      this.onToolCall(event, data, sessionId);
+      this.onToolCall(event, sessionId);
       return;
     }
     if (sessionId !== this.target.sessionId()) return;
     switch (event.type) {
-      case 'message.recorded':
-        if (data.turnId !== undefined) this.turnOfMessage.set(data.messageId as string, data.turnId as string);
-        if (data.role === 'user' && data.visibility !== 'transient') {
-          this.target.emit('operator.message', { role: 'user', text: data.text as string });
+      case 'message.recorded': {
+        const d = event.data;
+        if (d.turnId !== undefined) this.turnOfMessage.set(d.messageId, d.turnId);
+        if (d.role === 'user' && d.visibility !== 'transient') {
+          this.target.emit('operator.message', { role: 'user', text: d.text });
         }
         return;
+      }
       case 'approval.requested':
         this.target.emit('operator.approval.opened', {
-          approval_id: data.approvalId as string,
-          request: approvalRequest(data),
+          approval_id: event.data.approvalId,
+          request: approvalRequest(event.data),
         });
         this.target.statusChanged();
         return;
@@ -65,7 +67,10 @@ export class SessionEventRelay {
         this.target.statusChanged();
         return;
       default:
-        if (event.type.startsWith('task.') && event.type !== 'task.log') this.target.taskChanged(data.taskId as string);
+        if (event.type.startsWith('task.') && event.type !== 'task.log' && 'taskId' in event.data) {
+          const { taskId } = event.data;
+          if (taskId !== undefined) this.target.taskChanged(taskId);
+        }
     }
   }
 
@@ -75,24 +80,37 @@ export class SessionEventRelay {
     this.target.emit('operator.deliver', replyFrame(payload, this.turnOfMessage.get(payload.message_id) ?? null));
   }
 
-  private onToolCall(event: RecordedEvent, data: Record<string, unknown>, sessionId: string | undefined): void {
-    const id = data.toolCallId as string;
-    if (event.type === 'tool_call.requested') {
-      if (sessionId !== this.target.sessionId()) return;
-      const seen = { index: this.toolCalls.size + 1, name: data.tool as string, arguments: data.arguments ?? {} };
-      this.toolCalls.set(id, seen);
-      this.emitTool(id, seen, { phase: 'start', status: 'running', turnId: data.turnId as string });
-      return;
-    }
-    const seen = this.toolCalls.get(id);
-    if (!seen) return;
-    if (event.type === 'tool_call.succeeded') {
-      this.emitTool(id, seen, { phase: 'finish', status: 'ok', result: (data.output as string | undefined) ?? '' });
-    } else if (event.type === 'tool_call.failed' || event.type === 'tool_call.denied') {
-      const error = data.error as { message?: string } | undefined;
-      this.emitTool(id, seen, { phase: 'finish', status: 'error', result: error?.message ?? event.type });
-    } else if (event.type === 'tool_call.cancelled') {
-      this.emitTool(id, seen, { phase: 'finish', status: 'error', result: `cancelled: ${data.reason as string}` });
+  private onToolCall(event: DomainEvent, sessionId: string | undefined): void {
+    const id = 'toolCallId' in event.data ? event.data.toolCallId : undefined;
+    if (id === undefined) return;
+    switch (event.type) {
+      case 'tool_call.requested': {
+        if (sessionId !== this.target.sessionId()) return;
+        const d = event.data;
+        const seen = { index: this.toolCalls.size + 1, name: d.tool, arguments: d.arguments ?? {} };
+        this.toolCalls.set(id, seen);
+        this.emitTool(id, seen, { phase: 'start', status: 'running', turnId: d.turnId });
+        return;
+      }
+      case 'tool_call.succeeded':
+      case 'tool_call.failed':
+      case 'tool_call.denied':
+      case 'tool_call.cancelled': {
+        const seen = this.toolCalls.get(id);
+        if (!seen) return;
+        if (event.type === 'tool_call.succeeded') {
+          this.emitTool(id, seen, { phase: 'finish', status: 'ok', result: event.data.output ?? '' });
+        } else if (event.type === 'tool_call.failed') {
+          this.emitTool(id, seen, { phase: 'finish', status: 'error', result: event.data.error.message });
+        } else if (event.type === 'tool_call.denied') {
+          this.emitTool(id, seen, { phase: 'finish', status: 'error', result: event.type });
+        } else {
+          this.emitTool(id, seen, { phase: 'finish', status: 'error', result: `cancelled: ${event.data.reason}` });
+        }
+        return;
+      }
+      default:
+        return;
     }
   }
 
@@ -103,9 +121,7 @@ export class SessionEventRelay {
   ): void {
     const display = this.target.toolDisplay;
     if (display === 'quiet') return;
-    const args = seen.arguments as Record<string, unknown>;
-    const summary =
-      typeof args.command === 'string' ? args.command : typeof args.path === 'string' ? args.path : seen.name;
+    const summary = argumentText(seen.arguments, 'command') ?? argumentText(seen.arguments, 'path') ?? seen.name;
     this.target.emit('operator.deliver', {
       channel: 'tui',
       session_id: this.target.sessionId(),

@@ -1,3 +1,4 @@
+import type { DomainEventData } from '@demiurge/contracts';
 import type { TaskView } from '@demiurge/projector-task-board';
 
 /**
@@ -46,35 +47,40 @@ export function workItem(task: TaskView): Record<string, unknown> {
 }
 
 /** Tool arguments with long strings cut, for an approval's `arguments_preview`. */
-export function preview(args: Record<string, unknown>): Record<string, unknown> {
+export function preview(args: unknown): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(args)) {
+  for (const [key, value] of Object.entries(typeof args === 'object' && args !== null ? args : {})) {
     out[key] = typeof value === 'string' && value.length > 200 ? `${value.slice(0, 200)}…` : value;
   }
   return out;
 }
 
+/** A string argument of a tool call's arguments (`command`, `path`), if it has one. */
+export function argumentText(args: unknown, key: string): string | undefined {
+  if (typeof args !== 'object' || args === null || !(key in args)) return undefined;
+  const value: unknown = Reflect.get(args, key);
+  return typeof value === 'string' ? value : undefined;
+}
+
 /** The `request` of `operator.approval.opened`, from an `approval.requested` event's data. */
-export function approvalRequest(data: Record<string, unknown>): Record<string, unknown> {
-  const args = (data.arguments ?? {}) as Record<string, unknown>;
-  const tool = (data.tool as string | undefined) ?? '';
-  const command = typeof args.command === 'string' ? args.command : null;
-  const target = typeof args.path === 'string' ? args.path : null;
+export function approvalRequest(data: DomainEventData<'approval.requested'>): Record<string, unknown> {
+  const args = data.arguments ?? {};
+  const tool = data.tool ?? '';
   return {
     tool_name: tool,
-    tool_call_id: (data.toolCallId as string | undefined) ?? '',
+    tool_call_id: data.toolCallId ?? '',
     turn_id: '',
-    capability: data.action as string,
-    action: data.action as string,
+    capability: data.action,
+    action: data.action,
     risk: tool === 'shell' ? 'high' : 'medium',
-    summary: data.reason as string,
-    target,
-    command,
+    summary: data.reason,
+    target: argumentText(args, 'path') ?? null,
+    command: argumentText(args, 'command') ?? null,
     arguments_preview: preview(args),
     // This project's fields, for clients that know them.
-    session_id: data.sessionId as string,
-    ...(data.runId === undefined ? {} : { run_id: data.runId as string }),
-    ...(data.expiresAt === undefined ? {} : { expires_at: data.expiresAt as string }),
+    session_id: data.sessionId,
+    ...(data.runId === undefined ? {} : { run_id: data.runId }),
+    ...(data.expiresAt === undefined ? {} : { expires_at: data.expiresAt }),
   };
 }
 

@@ -186,6 +186,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<HostRuntim
         'terminal.exec': terminalExecHandler,
         'agent.spawn': createAgentSpawnHandler({
           sessions: turns.sessions,
+          ids,
           engine: () => turns.engine,
           coreId: core.id,
         }),
