@@ -18,7 +18,6 @@ export {
 } from './define-lifecycle.js';
 export { IllegalTransitionError } from './errors.js';
 export { type ApprovalFacts, approvalFold, evolveApproval, initialApprovalFacts } from './folds/approval.fold.js';
-export type { Fact } from './folds/fact.js';
 export {
   type DeliveryFacts,
   type DeliveryIntent,
@@ -26,6 +25,7 @@ export {
   evolveDelivery,
   initialDeliveryFacts,
 } from './folds/delivery.fold.js';
+export type { Fact } from './folds/fact.js';
 export { evolveRun, initialRunFacts, type RunFacts, runFold } from './folds/run.fold.js';
 export {
   evolveScheduleInstance,
@@ -33,6 +33,7 @@ export {
   type ScheduleInstanceFacts,
   scheduleInstanceFold,
 } from './folds/schedule-instance.fold.js';
+export { evolveSession, initialSessionFacts, type SessionFacts, sessionFold } from './folds/session.fold.js';
 export {
   evolveTask,
   initialTaskFacts,
@@ -44,17 +45,6 @@ export {
   type TaskProcess,
   taskFold,
 } from './folds/task.fold.js';
-export {
-  CLAIMABLE_WORK_STATES,
-  evolveWork,
-  initialWorkFacts,
-  LEASED_WORK_STATES,
-  namesStaleClaim,
-  type WorkFacts,
-  type WorkPayload,
-  workFold,
-} from './folds/work.fold.js';
-export { evolveSession, initialSessionFacts, type SessionFacts, sessionFold } from './folds/session.fold.js';
 export { evolveToolCall, initialToolCallFacts, type ToolCallFacts, toolCallFold } from './folds/tool-call.fold.js';
 export {
   evolveTurn,
@@ -65,6 +55,16 @@ export {
   type TurnStepFacts,
   turnFold,
 } from './folds/turn.fold.js';
+export {
+  CLAIMABLE_WORK_STATES,
+  evolveWork,
+  initialWorkFacts,
+  LEASED_WORK_STATES,
+  namesStaleClaim,
+  type WorkFacts,
+  type WorkPayload,
+  workFold,
+} from './folds/work.fold.js';
 export { type IdempotentRow, idempotentRepeats } from './idempotent-repeats.js';
 export { renderLifecycleDoc } from './lifecycle-doc.js';
 export { lifecycleFor, lifecycles } from './lifecycles.js';
