@@ -15,11 +15,10 @@ import type { StoreSchema } from './schema.js';
 
 type Db = Kysely<StoreSchema>;
 
-/** The locked log head, and the lowest checkpoint of the named projectors (null when none is named or stored). */
+/** The locked log head: the last committed position and its hash. */
 export interface LockedHead {
   readonly position: number;
   readonly hash: Buffer;
-  readonly lowest: number | null;
 }
 
 /**
@@ -27,18 +26,17 @@ export interface LockedHead {
  * transaction that appends or writes projections takes it first, so positions are dense (a rolled-back append
  * rolls its allocation back) and commit in position order: a reader that has seen position N has seen every
  * position below it, and a tailing reader never skips an event that commits later with a lower position.
+ *
+ * Only the locked row is re-read after the wait (EvalPlanQual): anything else this statement read would be as
+ * of before the wait. So what the transaction decides on (checkpoints, stream heads, keys) is read by later
+ * statements, each with a snapshot taken after the lock was granted.
  */
-export async function lockHead(tx: Db, projectorNames: readonly string[]): Promise<LockedHead> {
-  const { rows } = await sql<{ position: number; hash: Buffer; lowest: number | null }>`
-    SELECT h.position, h.hash, ${
-      projectorNames.length === 0
-        ? sql`NULL::bigint`
-        : sql`(SELECT min(position) FROM projector_checkpoints WHERE name = ANY(${[...projectorNames]}::text[]))`
-    } AS lowest
-    FROM log_head h FOR UPDATE OF h`.execute(tx);
+export async function lockHead(tx: Db): Promise<LockedHead> {
+  const { rows } = await sql<{ position: number; hash: Buffer }>`
+    SELECT position, hash FROM log_head FOR UPDATE`.execute(tx);
   const row = rows[0];
   if (!row) throw new Error('the log_head row is missing: the database was changed behind the store');
-  return { position: Number(row.position), hash: row.hash, lowest: row.lowest === null ? null : Number(row.lowest) };
+  return { position: Number(row.position), hash: row.hash };
 }
 
 /**
@@ -53,10 +51,7 @@ export async function appendInTransaction(
   runner: ProjectorRunner,
   projectors: readonly Projector[],
 ): Promise<AppendResult> {
-  const head = await lockHead(
-    tx,
-    projectors.map((p) => p.name),
-  );
+  const head = await lockHead(tx);
   const key = plan.idempotencyKey;
   if (key !== undefined) {
     const { rows } = await sql<EventRow>`SELECT ${sql.raw(EVENT_COLUMNS)} FROM events
@@ -67,16 +62,26 @@ export async function appendInTransaction(
       return { events, lastPosition: events[events.length - 1]!.position, replayed: true };
     }
   }
-  if (projectors.length > 0 && (head.lowest ?? 0) < head.position) {
+  // One round trip after the lock: the streams' heads and the lowest checkpoint of this store's projectors.
+  const { rows: streamHeads } = await sql<{
+    lowest: number | null;
+    stream_id: string | null;
+    stream_version: number;
+    stream_type: string;
+  }>`SELECT c.lowest, s.stream_id, s.stream_version, s.stream_type
+    FROM (SELECT min(position) AS lowest FROM projector_checkpoints
+          WHERE name = ANY(${projectors.map((p) => p.name)}::text[])) c
+    LEFT JOIN (SELECT DISTINCT ON (stream_id) stream_id, stream_version, stream_type FROM events
+               WHERE stream_id = ANY(${plan.streams.map((s) => s.streamId)}::text[])
+               ORDER BY stream_id, stream_version DESC) s ON true`.execute(tx);
+  const lowest = streamHeads[0]?.lowest ?? null;
+  if (projectors.length > 0 && Number(lowest ?? 0) < head.position) {
+    // A rebuild, or a host without these projectors, left them behind: catch them up before applying on them.
     while (!(await runner.catchUp(tx, projectors, head.position, 1000)).done) {
       // one batch per pass; the lock holds the head still
     }
   }
-  const { rows: streamHeads } = await sql<{ stream_id: string; stream_version: number; stream_type: string }>`
-    SELECT DISTINCT ON (stream_id) stream_id, stream_version, stream_type FROM events
-    WHERE stream_id = ANY(${plan.streams.map((s) => s.streamId)}::text[])
-    ORDER BY stream_id, stream_version DESC`.execute(tx);
-  const heads = new Map(streamHeads.map((r) => [r.stream_id, r]));
+  const heads = new Map(streamHeads.filter((r) => r.stream_id !== null).map((r) => [r.stream_id!, r]));
   const events: RecordedEvent[] = [];
   const rows: (ChainedRow & { hash: Buffer })[] = [];
   let previous = head.hash;

@@ -99,7 +99,7 @@ class PgStore implements PostgresEventStore {
     await migrate(this.db, this.url, () => new Date(this.clock.now()).toISOString());
     if (this.projectors.length > 0) {
       await this.db.transaction().execute(async (tx) => {
-        await lockHead(tx, []);
+        await lockHead(tx);
         await this.runner.resetStale(tx);
       });
       await this.catchUpProjectors(this.projectors, this.options.catchUpBatchSize ?? 5000);
@@ -248,7 +248,7 @@ class PgStore implements PostgresEventStore {
     const started = this.clock.now();
     return this.serially(async () => {
       await this.db.transaction().execute(async (tx) => {
-        await lockHead(tx, []);
+        await lockHead(tx);
         await this.runner.reset(tx, selected);
       });
       const head = await this.head();
@@ -285,7 +285,7 @@ class PgStore implements PostgresEventStore {
     let applied = 0;
     for (;;) {
       const step = await this.db.transaction().execute(async (tx) => {
-        const head = await lockHead(tx, []);
+        const head = await lockHead(tx);
         return this.runner.catchUp(tx, projectors, head.position, batchSize);
       });
       applied += step.applied;
