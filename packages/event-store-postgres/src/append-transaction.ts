@@ -1,10 +1,5 @@
 import type { EventRegistry, RecordedEvent } from '@demiurge/contracts';
-import {
-  type AppendResult,
-  InvalidAppendError,
-  type Projector,
-  StreamTypeMismatchError,
-} from '@demiurge/event-store';
+import { type AppendResult, InvalidAppendError, type Projector, StreamTypeMismatchError } from '@demiurge/event-store';
 import { type AppendPlan, checkExpectedVersion, eventIdempotencyKey, toRecorded } from '@demiurge/event-store/adapter';
 import { type Kysely, sql } from 'kysely';
 import { decodeRow, EVENT_COLUMNS, type EventRow } from './event-rows.js';

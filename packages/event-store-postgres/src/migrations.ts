@@ -87,7 +87,10 @@ export async function migrate(db: Kysely<StoreSchema>, where: string, now: () =>
     for (const m of migrations) {
       if (m.version <= current) continue;
       await m.up(tx);
-      await tx.insertInto('schema_migrations').values({ version: m.version, name: m.name, applied_at: now() }).execute();
+      await tx
+        .insertInto('schema_migrations')
+        .values({ version: m.version, name: m.name, applied_at: now() })
+        .execute();
     }
     return SCHEMA_VERSION;
   });

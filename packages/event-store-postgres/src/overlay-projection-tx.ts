@@ -23,8 +23,8 @@ class Layer {
   }
 
   set(collection: string, id: string, doc: string | null): void {
-    let docs = this.docs.get(collection);
-    if (!docs) this.docs.set(collection, (docs = new Map()));
+    const docs = this.docs.get(collection) ?? new Map<string, string | null>();
+    this.docs.set(collection, docs);
     docs.set(id, doc);
   }
 
@@ -77,7 +77,8 @@ export class OverlayProjectionTx implements ProjectionTx {
 
   put(collection: string, id: string, doc: unknown): void {
     const text = JSON.stringify(doc);
-    if (text === undefined) throw new Error(`projector ${this.projector} put an undefined document at ${collection}/${id}`);
+    if (text === undefined)
+      throw new Error(`projector ${this.projector} put an undefined document at ${collection}/${id}`);
     this.staged.set(collection, id, text);
   }
 
@@ -125,8 +126,8 @@ export class OverlayProjectionTx implements ProjectionTx {
 
   /** Records a document loaded from the database (null when absent). */
   loaded(collection: string, id: string, doc: string | null): void {
-    let docs = this.base.get(collection);
-    if (!docs) this.base.set(collection, (docs = new Map()));
+    const docs = this.base.get(collection) ?? new Map<string, string | null>();
+    this.base.set(collection, docs);
     docs.set(id, doc);
   }
 
@@ -158,5 +159,3 @@ export class OverlayProjectionTx implements ProjectionTx {
 export function compareIds(a: string, b: string): number {
   return Buffer.compare(Buffer.from(a), Buffer.from(b));
 }
-
-export type { Layer };

@@ -257,7 +257,11 @@ class PgStore implements PostgresEventStore {
       );
       const cps = await this.runner.readCheckpoints(this.db);
       return {
-        projectors: selected.map((p) => ({ name: p.name, version: p.version, position: cps.get(p.name)?.position ?? 0 })),
+        projectors: selected.map((p) => ({
+          name: p.name,
+          version: p.version,
+          position: cps.get(p.name)?.position ?? 0,
+        })),
         eventsApplied: applied,
         durationMs: this.clock.now() - started,
       };

@@ -1,5 +1,5 @@
 import type { EventRegistry, RecordedEvent } from '@demiurge/contracts';
-import { ProjectorFailedError, type Projector } from '@demiurge/event-store';
+import { type Projector, ProjectorFailedError } from '@demiurge/event-store';
 import { type Kysely, sql } from 'kysely';
 import { decodeRow, EVENT_COLUMNS, type EventRow } from './event-rows.js';
 import { OverlayMiss, OverlayProjectionTx } from './overlay-projection-tx.js';

@@ -63,7 +63,12 @@ function toAppend(a: { stream: string; kind: string; n: number; text: string }):
         ? { type: 'test.incremented', data: { by: a.n } }
         : { type: 'test.noted', data: { text: a.text } };
   const note = a.kind === 'noted';
-  return { streamType: note ? 'note' : 'counter', streamId: note ? `n-${a.stream}` : a.stream, expectedVersion: 'any', events: [event] };
+  return {
+    streamType: note ? 'note' : 'counter',
+    streamId: note ? `n-${a.stream}` : a.stream,
+    expectedVersion: 'any',
+    events: [event],
+  };
 }
 
 async function open(url: string): Promise<PostgresEventStore> {

@@ -90,12 +90,10 @@ describePg('opening the store', () => {
     const client = new pg.Client({ connectionString: url });
     await client.connect();
     try {
-      for (const statement of [
-        `UPDATE events SET data = '{"name":"b"}'`,
-        'DELETE FROM events',
-        'TRUNCATE events',
-      ]) {
-        await expect(client.query(statement)).rejects.toThrow(/events is append-only: (UPDATE|DELETE|TRUNCATE) is refused/);
+      for (const statement of [`UPDATE events SET data = '{"name":"b"}'`, 'DELETE FROM events', 'TRUNCATE events']) {
+        await expect(client.query(statement)).rejects.toThrow(
+          /events is append-only: (UPDATE|DELETE|TRUNCATE) is refused/,
+        );
       }
       expect((await store.readStream('a'))[0]!.data).toEqual({ name: 'a' });
       expect((await store.verifyChain()).ok).toBe(true);
@@ -105,4 +103,3 @@ describePg('opening the store', () => {
     }
   });
 });
-
