@@ -36,8 +36,9 @@ import { appendInTransaction, lockHead } from './append-transaction.js';
 import { connectionError, createClient, createPool, redactUrl } from './connection.js';
 import { decodeRow, EVENT_COLUMNS, type EventRow } from './event-rows.js';
 import { type ChainHead, type ChainReport, ChainWalker, compareKept } from './hash-chain.js';
-import { EVENTS_CHANNEL, LogPublisher } from './log-publisher.js';
+import { LogPublisher } from './log-publisher.js';
 import { migrate } from './migrations.js';
+import { NotifyListener } from './notify-listener.js';
 import type { PostgresEventStore, PostgresEventStoreOptions } from './postgres-store-options.js';
 import { createProjectionReader } from './projection-reader.js';
 import { ProjectorRunner } from './projector-runner.js';
@@ -74,7 +75,7 @@ class PgStore implements PostgresEventStore {
   private readonly db: Kysely<StoreSchema>;
   private readonly runner: ProjectorRunner;
   private readonly publisher: LogPublisher;
-  private listener: pg.Client | undefined;
+  private listener: NotifyListener | undefined;
   /** Appends (and rebuilds) of this store run one after another, in call order. */
   private queue: Promise<unknown> = Promise.resolve();
   private closed = false;
@@ -104,16 +105,18 @@ class PgStore implements PostgresEventStore {
       });
       await this.catchUpProjectors(this.projectors, this.options.catchUpBatchSize ?? 5000);
     }
-    const listener = createClient(this.options);
-    this.listener = listener;
-    await listener.connect();
-    listener.on('notification', (n) => {
-      if (n.channel === EVENTS_CHANNEL) this.publisher.notified(Number(n.payload));
+    this.listener = new NotifyListener({
+      connect: () => createClient(this.options),
+      onHead: (head) => this.publisher.notified(head),
+      onReconnected: () => {
+        this.head().then(
+          (head) => this.publisher.notified(head),
+          (err: unknown) => this.publisher.fail(err),
+        );
+      },
+      onLost: (err) => this.publisher.fail(connectionError(err, this.options.url)),
     });
-    listener.on('error', (err) => {
-      if (!this.closed) this.publisher.fail(connectionError(err, this.options.url));
-    });
-    await listener.query(`LISTEN ${EVENTS_CHANNEL}`);
+    await this.listener.start();
     this.publisher.start(await this.head());
   }
 
@@ -274,7 +277,7 @@ class PgStore implements PostgresEventStore {
       this.closed = true;
       await this.publisher.drain();
       this.publisher.complete();
-      await this.listener?.end().catch(() => {});
+      await this.listener?.stop();
       await this.db.destroy();
     })();
     return this.closing;

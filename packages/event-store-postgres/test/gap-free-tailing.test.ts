@@ -1,6 +1,7 @@
 import type { RecordedEvent } from '@demiurge/contracts';
 import { type AppendStream, StreamVersionConflictError } from '@demiurge/event-store';
 import { counterProjector, testEventRegistry } from '@demiurge/event-store/testing';
+import pg from 'pg';
 import { afterEach, expect, it } from 'vitest';
 import { openPostgresEventStore, type PostgresEventStore } from '../src/index.js';
 import { testServer } from './test-server.js';
@@ -137,5 +138,38 @@ describePg('global order under concurrent writers', () => {
     // a's inline projection caught up with b's first commit before applying its own.
     expect(await a.projection('counter').get('streams', 'x')).toEqual({ name: 'x', total: 2, events: 2 });
     expect(await a.projection('counter').get('totals', 'all')).toBe(2);
+  });
+});
+
+describePg('the LISTEN connection', () => {
+  it('comes back after the server cut it, and the events committed meanwhile still reach events$ in order', async () => {
+    const url = await server!.createDatabase();
+    const [a, b] = [await open(url, []), await open(url, [])];
+    const seen: number[] = [];
+    const sub = a.events$.subscribe((e) => seen.push(e.position));
+    const created = (id: string) => ({
+      streamType: 'counter',
+      streamId: id,
+      expectedVersion: 'no_stream' as const,
+      events: [{ type: 'test.created', data: { name: id } }],
+    });
+    await b.append(created('before'));
+    const admin = new pg.Client({ connectionString: server!.url });
+    await admin.connect();
+    try {
+      const cut = await admin.query(
+        `SELECT pg_terminate_backend(pid) AS done FROM pg_stat_activity
+         WHERE datname = $1 AND application_name = 'demiurge-listen'`,
+        [new URL(url).pathname.slice(1)],
+      );
+      expect(cut.rows).toHaveLength(2); // a's and b's listeners
+      await b.append(created('while-cut'));
+      await b.append(created('after'));
+      for (let i = 0; i < 300 && seen.length < 3; i++) await new Promise((r) => setTimeout(r, 10));
+      expect(seen).toEqual([1, 2, 3]);
+    } finally {
+      sub.unsubscribe();
+      await admin.end();
+    }
   });
 });
