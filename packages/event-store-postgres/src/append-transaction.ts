@@ -118,11 +118,12 @@ export async function appendInTransaction(
     throw err;
   }
   const lastPosition = head.position + rows.length;
-  if (projectors.length > 0) {
-    await runner.apply(tx, events);
-    await runner.checkpoint(tx, projectors, lastPosition);
-  }
-  await sql`WITH moved AS (UPDATE log_head SET position = ${lastPosition}, hash = ${previous} RETURNING position)
+  if (projectors.length > 0) await runner.apply(tx, events);
+  // One statement: move the head, the projectors' checkpoints (they have seen everything up to it) and NOTIFY,
+  // which PostgreSQL delivers at commit, in commit order.
+  await sql`WITH moved AS (UPDATE log_head SET position = ${lastPosition}, hash = ${previous} RETURNING position),
+    checkpoints AS (UPDATE projector_checkpoints SET position = ${lastPosition}
+      WHERE name = ANY(${projectors.map((p) => p.name)}::text[]))
     SELECT pg_notify(${EVENTS_CHANNEL}, position::text) FROM moved`.execute(tx);
   return { events, lastPosition, replayed: false };
 }
