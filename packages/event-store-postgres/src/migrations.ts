@@ -1,4 +1,4 @@
-import { DatabaseNewerThanCodeError } from '@demiurge/event-store';
+import { CorruptDatabaseError, DatabaseNewerThanCodeError } from '@demiurge/event-store';
 import { type Kysely, sql } from 'kysely';
 import type { StoreSchema } from './schema.js';
 
@@ -84,6 +84,18 @@ export async function migrate(db: Kysely<StoreSchema>, where: string, now: () =>
       .executeTakeFirst();
     const current = Number(row?.version ?? 0);
     if (current > SCHEMA_VERSION) throw new DatabaseNewerThanCodeError(where, current, SCHEMA_VERSION);
+    if (current === 0) {
+      const { rows } = await sql<{
+        taken: string | null;
+      }>`SELECT coalesce(to_regclass('events'), to_regclass('log_head'),
+        to_regclass('projection_documents'))::text AS taken`.execute(tx);
+      if (rows[0]?.taken) {
+        throw new CorruptDatabaseError(
+          where,
+          `it has a table "${rows[0].taken}" that Demiurge did not create; use an empty database`,
+        );
+      }
+    }
     for (const m of migrations) {
       if (m.version <= current) continue;
       await m.up(tx);

@@ -1,5 +1,5 @@
 import { createServer } from 'node:net';
-import { DatabaseNewerThanCodeError } from '@demiurge/event-store';
+import { CorruptDatabaseError, DatabaseNewerThanCodeError } from '@demiurge/event-store';
 import { testEventRegistry } from '@demiurge/event-store/testing';
 import pg from 'pg';
 import { expect, it } from 'vitest';
@@ -73,6 +73,24 @@ describePg('opening the store', () => {
       expect((err as Error).message).toContain(`schema version ${SCHEMA_VERSION + 1}, newer than this Demiurge`);
       const after = await client.query('SELECT count(*)::int AS n FROM schema_migrations');
       expect(after.rows[0].n).toBe(SCHEMA_VERSION + 1);
+    } finally {
+      await client.end();
+    }
+  });
+
+  it('refuses a database another program made, changing nothing', async () => {
+    const url = await server!.createDatabase();
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    try {
+      await client.query('CREATE TABLE events (id serial PRIMARY KEY, what text)');
+      const err = await openPostgresEventStore({ url }).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(CorruptDatabaseError);
+      expect((err as Error).message).toContain('it has a table "events" that Demiurge did not create');
+      const tables = await client.query(
+        `SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY table_name`,
+      );
+      expect(tables.rows.map((r) => r.table_name)).toEqual(['events']);
     } finally {
       await client.end();
     }
