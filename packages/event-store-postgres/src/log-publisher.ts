@@ -33,7 +33,7 @@ export class LogPublisher {
 
   /** Everything up to `head` counts as published (history is read by catch-up subscriptions). */
   start(head: number): void {
-    this.lastPublished = head;
+    this.lastPublished = Math.max(this.lastPublished, head);
   }
 
   /** Publishes a local commit's events after the commit; resolves once they (and any gap before them) went out. */

@@ -132,7 +132,7 @@ describePg('global order under concurrent writers', () => {
       expectedVersion: 1,
       events: [{ type: 'test.incremented', data: { by: 2 } }],
     });
-    for (let i = 0; i < 200 && fromB.length < 3; i++) await new Promise((r) => setTimeout(r, 10));
+    for (let i = 0; i < 1000 && fromB.length < 3; i++) await new Promise((r) => setTimeout(r, 10));
     sub.unsubscribe();
     expect(fromB).toEqual([1, 2, 3]);
     // a's inline projection caught up with b's first commit before applying its own.
@@ -165,7 +165,7 @@ describePg('the LISTEN connection', () => {
       expect(cut.rows).toHaveLength(2); // a's and b's listeners
       await b.append(created('while-cut'));
       await b.append(created('after'));
-      for (let i = 0; i < 300 && seen.length < 3; i++) await new Promise((r) => setTimeout(r, 10));
+      for (let i = 0; i < 1000 && seen.length < 3; i++) await new Promise((r) => setTimeout(r, 10));
       expect(seen).toEqual([1, 2, 3]);
     } finally {
       sub.unsubscribe();

@@ -1,3 +1,4 @@
+import { propertySettings } from '@demiurge/contracts/testing';
 import {
   type AppendStream,
   createInMemoryEventStore,
@@ -100,7 +101,7 @@ describePg('inline projections on PostgreSQL', () => {
         await pg.close();
         await server!.dropDatabase(url);
       }),
-      { numRuns: 10, seed: Number(process.env.FC_SEED ?? 17) },
+      propertySettings(10),
     );
   });
 

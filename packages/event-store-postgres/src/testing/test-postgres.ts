@@ -13,9 +13,12 @@ export interface TestPostgres {
   readonly embedded: boolean;
   /** Creates a fresh, empty database and returns its URL. */
   createDatabase(): Promise<string>;
-  /** Drops a database made by {@link createDatabase}, closing whatever is still connected to it. */
+  /**
+   * Gives back a database made by {@link createDatabase}: what is still connected to it is cut and its public
+   * schema emptied, and a later {@link createDatabase} may hand it out again (fresh, empty).
+   */
   dropDatabase(url: string): Promise<void>;
-  /** Stops an embedded server and removes its data directory; leaves an existing server alone. */
+  /** Stops an embedded server and removes its data directory; on an existing server, drops the databases it made. */
   stop(): Promise<void>;
 }
 
@@ -88,8 +91,8 @@ export async function startTestPostgres(options?: StartTestPostgresOptions): Pro
 }
 
 function serverAt(url: string, embedded: boolean, stopServer: () => Promise<void>): TestPostgres {
-  const admin = async <T>(work: (client: pg.Client) => Promise<T>): Promise<T> => {
-    const client = new pg.Client({ connectionString: url });
+  const connect = async <T>(at: string, work: (client: pg.Client) => Promise<T>): Promise<T> => {
+    const client = new pg.Client({ connectionString: at });
     await client.connect();
     try {
       return await work(client);
@@ -97,21 +100,47 @@ function serverAt(url: string, embedded: boolean, stopServer: () => Promise<void
       await client.end();
     }
   };
+  const urlOf = (name: string) => {
+    const out = new URL(url);
+    out.pathname = `/${name}`;
+    return out.toString();
+  };
+  /** Emptied databases, ready to hand out again: CREATE DATABASE costs 0.1-0.7 s, emptying one a few ms. */
+  const free: string[] = [];
+  const created: string[] = [];
   return {
     url,
     embedded,
     async createDatabase() {
+      const reused = free.pop();
+      if (reused) return urlOf(reused);
       const name = `demiurge_test_${process.pid}_${++counter}_${Date.now().toString(36)}`;
-      await admin((c) => c.query(`CREATE DATABASE ${name}`));
-      const out = new URL(url);
-      out.pathname = `/${name}`;
-      return out.toString();
+      await connect(url, (c) => c.query(`CREATE DATABASE ${name}`));
+      created.push(name);
+      return urlOf(name);
     },
     async dropDatabase(dbUrl) {
       const name = new URL(dbUrl).pathname.slice(1);
-      await admin((c) => c.query(`DROP DATABASE IF EXISTS ${pg.escapeIdentifier(name)} WITH (FORCE)`));
+      if (!created.includes(name) || free.includes(name)) return;
+      // Whatever a test left connected is cut; then everything the test created goes (the whole public schema).
+      await connect(url, (c) =>
+        c.query(
+          'SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()',
+          [name],
+        ),
+      );
+      await connect(dbUrl, (c) => c.query('DROP SCHEMA public CASCADE; CREATE SCHEMA public'));
+      free.push(name);
     },
-    stop: stopServer,
+    async stop() {
+      if (!embedded) {
+        for (const name of created.splice(0)) {
+          await connect(url, (c) => c.query(`DROP DATABASE IF EXISTS ${pg.escapeIdentifier(name)} WITH (FORCE)`));
+        }
+      }
+      free.length = 0;
+      await stopServer();
+    },
   };
 }
 
