@@ -110,10 +110,12 @@ export async function appendInTransaction(
   try {
     await tx.insertInto('events').values(rows).execute();
   } catch (err) {
-    const e = err as { code?: string; constraint?: string };
+    const e = err as { code?: string; constraint?: string; detail?: string };
     if (e.code === '23505' && e.constraint === 'events_event_id_key') {
-      const dup = rows.find((r) => (err as Error).message.includes(r.event_id))?.event_id ?? 'of this append';
-      throw new InvalidAppendError(`event id ${dup} is already recorded`, { cause: err });
+      // detail: Key (event_id)=(evt_x) already exists.
+      const dup = rows.find((r) => e.detail?.includes(`=(${r.event_id})`))?.event_id;
+      const what = dup === undefined ? 'an event id of this append' : `event id ${dup}`;
+      throw new InvalidAppendError(`${what} is already recorded`, { cause: err });
     }
     throw err;
   }
