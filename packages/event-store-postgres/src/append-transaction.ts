@@ -107,8 +107,25 @@ export async function appendInTransaction(
       events.push(toRecorded(plan, stream, event, row.position, version));
     }
   }
+  const lastPosition = head.position + rows.length;
+  if (projectors.length > 0) await runner.apply(tx, events);
+  // One statement: insert the events, move the head and the projectors' checkpoints (they have seen everything
+  // up to it), and NOTIFY, which PostgreSQL delivers at commit, in commit order. Projectors read documents,
+  // never `events`, so the rows can wait until here.
+  const column = <K extends keyof (typeof rows)[number]>(k: K) => rows.map((r) => r[k]);
   try {
-    await tx.insertInto('events').values(rows).execute();
+    await sql`WITH inserted AS (
+        INSERT INTO events (position, event_id, stream_type, stream_id, stream_version, type, schema_version, data,
+          meta, recorded_at, idempotency_key, hash)
+        SELECT * FROM unnest(${column('position')}::bigint[], ${column('event_id')}::text[],
+          ${column('stream_type')}::text[], ${column('stream_id')}::text[], ${column('stream_version')}::integer[],
+          ${column('type')}::text[], ${column('schema_version')}::integer[], ${column('data')}::text[],
+          ${column('meta')}::text[], ${column('recorded_at')}::text[], ${column('idempotency_key')}::text[],
+          ${column('hash')}::bytea[])),
+      moved AS (UPDATE log_head SET position = ${lastPosition}, hash = ${previous} RETURNING position),
+      checkpoints AS (UPDATE projector_checkpoints SET position = ${lastPosition}
+        WHERE name = ANY(${projectors.map((p) => p.name)}::text[]))
+      SELECT pg_notify(${EVENTS_CHANNEL}, position::text) FROM moved`.execute(tx);
   } catch (err) {
     const e = err as { code?: string; constraint?: string; detail?: string };
     if (e.code === '23505' && e.constraint === 'events_event_id_key') {
@@ -119,13 +136,5 @@ export async function appendInTransaction(
     }
     throw err;
   }
-  const lastPosition = head.position + rows.length;
-  if (projectors.length > 0) await runner.apply(tx, events);
-  // One statement: move the head, the projectors' checkpoints (they have seen everything up to it) and NOTIFY,
-  // which PostgreSQL delivers at commit, in commit order.
-  await sql`WITH moved AS (UPDATE log_head SET position = ${lastPosition}, hash = ${previous} RETURNING position),
-    checkpoints AS (UPDATE projector_checkpoints SET position = ${lastPosition}
-      WHERE name = ANY(${projectors.map((p) => p.name)}::text[]))
-    SELECT pg_notify(${EVENTS_CHANNEL}, position::text) FROM moved`.execute(tx);
   return { events, lastPosition, replayed: false };
 }
