@@ -12,6 +12,8 @@ export const ErrorCode = {
   CorruptDatabase: 'corrupt_database',
   StoreBusy: 'store_busy',
   StoreClosed: 'store_closed',
+  /** The store's database server cannot be reached or refused the credentials. */
+  StoreUnavailable: 'store_unavailable',
   ProjectorFailed: 'projector_failed',
   UnknownProjector: 'unknown_projector',
   IllegalTransition: 'illegal_transition',

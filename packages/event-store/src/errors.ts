@@ -50,7 +50,7 @@ export class DatabaseNewerThanCodeError extends DemiurgeError {
   ) {
     super(
       `${path} has schema version ${databaseVersion}, newer than this Demiurge understands (${codeVersion}); ` +
-        'upgrade Demiurge to open it. The file was not changed.',
+        'upgrade Demiurge to open it. It was not changed.',
     );
   }
 }

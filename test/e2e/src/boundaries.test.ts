@@ -36,7 +36,7 @@ describe('layout rules', () => {
 
   it('reads read models only through typed readers: `.projection(` only in packages that define a projector, and the stores', () => {
     const projecting = new Set(files.filter((f) => text(f).includes('defineProjector(')).map(packageOf));
-    const stores = new Set(['packages/event-store', 'packages/event-store-sqlite']);
+    const stores = new Set(['packages/event-store', 'packages/event-store-sqlite', 'packages/event-store-postgres']);
     const offenders = files.filter(
       (f) => /\.projection\(/.test(text(f)) && !projecting.has(packageOf(f)) && !stores.has(packageOf(f)),
     );
@@ -57,9 +57,17 @@ describe('layout rules', () => {
     }
   });
 
-  it('keeps the adapter plumbing of @demiurge/event-store for store adapters', () => {
+  it('imports pg only in the PostgreSQL adapter', () => {
     const offenders = files.filter(
-      (f) => text(f).includes("'@demiurge/event-store/adapter'") && packageOf(f) !== 'packages/event-store-sqlite',
+      (f) => /from 'pg'/.test(text(f)) && packageOf(f) !== 'packages/event-store-postgres',
+    );
+    expect(offenders).toEqual([]);
+  });
+
+  it('keeps the adapter plumbing of @demiurge/event-store for store adapters', () => {
+    const adapters = new Set(['packages/event-store-sqlite', 'packages/event-store-postgres']);
+    const offenders = files.filter(
+      (f) => text(f).includes("'@demiurge/event-store/adapter'") && !adapters.has(packageOf(f)),
     );
     expect(offenders).toEqual([]);
     const main = text('packages/event-store/src/index.ts');

@@ -1,0 +1,111 @@
+import { DemiurgeError, ErrorCode } from '@demiurge/contracts';
+import pg from 'pg';
+
+/** The PostgreSQL server cannot be reached, or refused the login. One line, naming the server (never the password). */
+export class StoreUnavailableError extends DemiurgeError {
+  override readonly name = 'StoreUnavailableError';
+  readonly code = ErrorCode.StoreUnavailable;
+  constructor(
+    /** The server and database, without the password: `postgres://user@host:port/db`. */
+    readonly where: string,
+    readonly reason: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`cannot open the event store at ${where}: ${reason}`, options);
+  }
+}
+
+/** The URL without its password, for messages and logs. */
+export function redactUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    parsed.password = '';
+    return parsed.toString().replace(/\?.*$/, '');
+  } catch {
+    return 'postgres://(unparseable url)';
+  }
+}
+
+// bigint columns (positions) come back as numbers: positions stay far below 2^53.
+const INT8 = 20;
+const parsers: pg.CustomTypesConfig = {
+  getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+    oid === INT8
+      ? (v: string) => Number(v)
+      : pg.types.getTypeParser(oid, format)) as pg.CustomTypesConfig['getTypeParser'],
+};
+
+export interface PoolOptions {
+  readonly url: string;
+  /** Connections in the pool (reads and the one append in flight). Default 4. */
+  readonly maxConnections?: number;
+  readonly connectTimeoutMs?: number;
+}
+
+/** A pool whose idle-connection errors are reported, not thrown into the process. */
+export function createPool(options: PoolOptions, onIdleError: (err: Error) => void): pg.Pool {
+  const pool = new pg.Pool({
+    connectionString: options.url,
+    max: options.maxConnections ?? 4,
+    connectionTimeoutMillis: options.connectTimeoutMs ?? 10_000,
+    types: parsers,
+    application_name: 'demiurge',
+  });
+  pool.on('error', onIdleError);
+  return pool;
+}
+
+/** A client of its own (the LISTEN connection), with the same settings as the pool's. */
+export function createClient(options: PoolOptions): pg.Client {
+  return new pg.Client({
+    connectionString: options.url,
+    connectionTimeoutMillis: options.connectTimeoutMs ?? 10_000,
+    types: parsers,
+    application_name: 'demiurge-listen',
+  });
+}
+
+/**
+ * Turns a connection failure into a {@link StoreUnavailableError} that says what happened in one line:
+ * refused, unreachable, bad credentials, missing database. Other errors pass through unchanged.
+ */
+export function connectionError(err: unknown, url: string): unknown {
+  const where = redactUrl(url);
+  const e = err as { code?: string; message?: string };
+  const user = (() => {
+    try {
+      return decodeURIComponent(new URL(url).username) || 'the default user';
+    } catch {
+      return 'the user';
+    }
+  })();
+  const reason = (() => {
+    switch (e?.code) {
+      case 'ECONNREFUSED':
+        return 'connection refused (is PostgreSQL running and listening on that host and port?)';
+      case 'ENOTFOUND':
+      case 'EAI_AGAIN':
+        return 'the host name does not resolve';
+      case 'ETIMEDOUT':
+      case 'EHOSTUNREACH':
+      case 'ENETUNREACH':
+        return 'the server cannot be reached';
+      case '28P01':
+        return `password authentication failed for user "${user}"`;
+      case '28000':
+        return `the server refused user "${user}": ${e.message}`;
+      case '3D000':
+        return `${e.message} (create it first)`;
+      case '57P03':
+        return 'the server is starting up or shutting down; try again';
+      case '53300':
+        return 'the server has no free connection slots (max_connections)';
+      default:
+        if (e?.message && /timeout expired|Connection terminated due to connection timeout/i.test(e.message)) {
+          return 'the connection timed out';
+        }
+        return undefined;
+    }
+  })();
+  return reason === undefined ? err : new StoreUnavailableError(where, reason, { cause: err });
+}

@@ -1,0 +1,34 @@
+import type { EventMeta, EventRegistry, RecordedEvent } from '@demiurge/contracts';
+
+/** An `events` row as `pg` returns it (bigint positions parsed to numbers). */
+export interface EventRow {
+  position: number;
+  event_id: string;
+  stream_type: string;
+  stream_id: string;
+  stream_version: number;
+  type: string;
+  schema_version: number;
+  data: string;
+  meta: string;
+  recorded_at: string;
+}
+
+export const EVENT_COLUMNS =
+  'position, event_id, stream_type, stream_id, stream_version, type, schema_version, data, meta, recorded_at';
+
+/** Turns a row into a recorded event, upcasting and validating its data. */
+export function decodeRow(registry: EventRegistry, row: EventRow): RecordedEvent {
+  return {
+    position: row.position,
+    eventId: row.event_id,
+    streamType: row.stream_type,
+    streamId: row.stream_id,
+    streamVersion: row.stream_version,
+    type: row.type,
+    schemaVersion: registry.get(row.type).schemaVersion,
+    data: registry.read(row.type, row.schema_version, JSON.parse(row.data)),
+    meta: JSON.parse(row.meta) as EventMeta,
+    recordedAt: row.recorded_at,
+  };
+}

@@ -1,0 +1,12 @@
+export { redactUrl, StoreUnavailableError } from './connection.js';
+export {
+  type ChainBreak,
+  type ChainedRow,
+  type ChainHead,
+  type ChainReport,
+  eventHash,
+  GENESIS_HASH,
+} from './hash-chain.js';
+export { migrations, SCHEMA_VERSION } from './migrations.js';
+export { openPostgresEventStore } from './postgres-event-store.js';
+export type { PostgresEventStore, PostgresEventStoreOptions } from './postgres-store-options.js';

@@ -1,0 +1,338 @@
+import {
+  type Clock,
+  createIdGenerator,
+  domainEvents,
+  type EventRegistry,
+  type IdGenerator,
+  type RecordedEvent,
+  systemClock,
+} from '@demiurge/contracts';
+import {
+  type AppendOptions,
+  type AppendResult,
+  type AppendStream,
+  type IterateOptions,
+  type ProjectionReader,
+  type Projector,
+  type ReadAllOptions,
+  type ReadStreamOptions,
+  type RebuildOptions,
+  type RebuildReport,
+  StoreClosedError,
+  type SubscribeOptions,
+} from '@demiurge/event-store';
+import {
+  type AppendPlan,
+  assertDistinctProjectors,
+  catchUpSubscription,
+  iterateInBatches,
+  planAppend,
+  selectProjectors,
+} from '@demiurge/event-store/adapter';
+import { Kysely, PostgresDialect, sql } from 'kysely';
+import type pg from 'pg';
+import { Observable } from 'rxjs';
+import { appendInTransaction, lockHead } from './append-transaction.js';
+import { connectionError, createClient, createPool, redactUrl } from './connection.js';
+import { decodeRow, EVENT_COLUMNS, type EventRow } from './event-rows.js';
+import { type ChainHead, type ChainReport, ChainWalker, compareKept } from './hash-chain.js';
+import { LogPublisher } from './log-publisher.js';
+import { migrate } from './migrations.js';
+import { NotifyListener } from './notify-listener.js';
+import type { PostgresEventStore, PostgresEventStoreOptions } from './postgres-store-options.js';
+import { createProjectionReader } from './projection-reader.js';
+import { ProjectorRunner } from './projector-runner.js';
+import type { StoreSchema } from './schema.js';
+
+/**
+ * Opens the PostgreSQL event store: connects (a refused connection or bad credentials is one clear
+ * {@link StoreUnavailableError}), migrates the schema (refusing a newer one), brings every projector up to the
+ * head and starts listening for other hosts' commits.
+ *
+ * @example
+ * const store = await openPostgresEventStore({ url: 'postgres://demiurge:secret@db:5432/demiurge', projectors });
+ */
+export async function openPostgresEventStore(options: PostgresEventStoreOptions): Promise<PostgresEventStore> {
+  const store = new PgStore(options);
+  try {
+    await store.initialize();
+    return store;
+  } catch (err) {
+    await store.close().catch(() => {});
+    throw connectionError(err, options.url);
+  }
+}
+
+class PgStore implements PostgresEventStore {
+  readonly url: string;
+  readonly registry: EventRegistry;
+  readonly projectorNames: readonly string[];
+  readonly events$: Observable<RecordedEvent>;
+  private readonly projectors: readonly Projector[];
+  private readonly clock: Clock;
+  private readonly ids: IdGenerator;
+  private readonly pool: pg.Pool;
+  private readonly db: Kysely<StoreSchema>;
+  private readonly runner: ProjectorRunner;
+  private readonly publisher: LogPublisher;
+  private listener: NotifyListener | undefined;
+  /** Appends (and rebuilds) of this store run one after another, in call order. */
+  private queue: Promise<unknown> = Promise.resolve();
+  private closed = false;
+  private closing: Promise<void> | undefined;
+
+  constructor(private readonly options: PostgresEventStoreOptions) {
+    this.url = redactUrl(options.url);
+    this.registry = options.registry ?? domainEvents;
+    this.projectors = options.projectors ?? [];
+    assertDistinctProjectors(this.projectors);
+    this.projectorNames = this.projectors.map((p) => p.name);
+    this.clock = options.clock ?? systemClock;
+    this.ids = options.ids ?? createIdGenerator(this.clock);
+    this.pool = createPool(options, (err) => options.onConnectionError?.(err));
+    this.db = new Kysely<StoreSchema>({ dialect: new PostgresDialect({ pool: this.pool }) });
+    this.runner = new ProjectorRunner(this.projectors, this.registry);
+    this.publisher = new LogPublisher((after, upTo, limit) => this.readRange(after + 1, limit, undefined, upTo));
+    this.events$ = this.publisher.events$;
+  }
+
+  async initialize(): Promise<void> {
+    await migrate(this.db, this.url, () => new Date(this.clock.now()).toISOString());
+    if (this.projectors.length > 0) {
+      await this.db.transaction().execute(async (tx) => {
+        await lockHead(tx);
+        await this.runner.resetStale(tx);
+      });
+      await this.catchUpProjectors(this.projectors, this.options.catchUpBatchSize ?? 5000);
+    }
+    this.listener = new NotifyListener({
+      connect: () => createClient(this.options),
+      onHead: (head) => this.publisher.notified(head),
+      onReconnected: () => {
+        this.head().then(
+          (head) => this.publisher.notified(head),
+          (err: unknown) => this.publisher.fail(err),
+        );
+      },
+      onLost: (err) => this.publisher.fail(connectionError(err, this.options.url)),
+    });
+    await this.listener.start();
+    this.publisher.start(await this.head());
+  }
+
+  append(input: AppendStream | readonly AppendStream[], options?: AppendOptions): Promise<AppendResult> {
+    if (this.closed) return Promise.reject(new StoreClosedError());
+    let plan: AppendPlan;
+    try {
+      plan = planAppend(input, options, { registry: this.registry, ids: this.ids, clock: this.clock });
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    return this.serially(async () => {
+      const result = await this.db
+        .transaction()
+        .execute((tx) => appendInTransaction(tx, plan, this.registry, this.runner, this.projectors));
+      if (!result.replayed) await this.publisher.publish(result.events);
+      return result;
+    });
+  }
+
+  async streamVersion(streamId: string): Promise<number> {
+    const row = await this.read(() =>
+      this.db
+        .selectFrom('events')
+        .select('stream_version')
+        .where('stream_id', '=', streamId)
+        .orderBy('stream_version', 'desc')
+        .limit(1)
+        .executeTakeFirst(),
+    );
+    return row?.stream_version ?? 0;
+  }
+
+  async readStream(streamId: string, options?: ReadStreamOptions): Promise<RecordedEvent[]> {
+    const limit = options?.limit;
+    const { rows } = await this.read(() =>
+      sql<EventRow>`SELECT ${sql.raw(EVENT_COLUMNS)} FROM events
+        WHERE stream_id = ${streamId} AND stream_version >= ${options?.fromVersion ?? 1}
+        ORDER BY stream_version ${limit === undefined ? sql`` : sql`LIMIT ${limit}`}`.execute(this.db),
+    );
+    return rows.map((row) => decodeRow(this.registry, row));
+  }
+
+  readAll(options?: ReadAllOptions): Promise<RecordedEvent[]> {
+    return this.readRange(options?.from ?? 1, options?.limit, options?.types);
+  }
+
+  iterate(options?: IterateOptions): AsyncIterable<RecordedEvent> {
+    return iterateInBatches(
+      (from, limit) => this.readRange(from, limit, options?.types),
+      options?.from ?? 1,
+      options?.batchSize ?? 1000,
+    );
+  }
+
+  async head(): Promise<number> {
+    const row = await this.read(() => this.db.selectFrom('log_head').select('position').executeTakeFirstOrThrow());
+    return Number(row.position);
+  }
+
+  async chainHead(): Promise<ChainHead> {
+    const row = await this.read(() =>
+      this.db.selectFrom('log_head').select(['position', 'hash']).executeTakeFirstOrThrow(),
+    );
+    return { position: Number(row.position), hash: row.hash.toString('hex') };
+  }
+
+  async verifyChain(options?: { batchSize?: number; kept?: ChainHead }): Promise<ChainReport> {
+    const batchSize = options?.batchSize ?? 5000;
+    const walker = new ChainWalker(options?.kept?.position);
+    for (let last = 0; ; ) {
+      const { rows } = await this.read(() =>
+        sql<EventRow & { idempotency_key: string | null; hash: Buffer | null }>`SELECT ${sql.raw(EVENT_COLUMNS)},
+          idempotency_key, hash FROM events WHERE position > ${last} ORDER BY position LIMIT ${batchSize}`.execute(
+          this.db,
+        ),
+      );
+      for (const row of rows) if (!walker.next(row)) break;
+      if (walker.firstBreak || rows.length < batchSize) break;
+      last = rows[rows.length - 1]!.position;
+    }
+    const head = await this.chainHead();
+    const kept = options?.kept ? compareKept(options.kept, walker, head) : undefined;
+    return {
+      ok: walker.firstBreak === undefined && (kept?.ok ?? true),
+      eventsChecked: walker.checked,
+      head,
+      ...(walker.firstBreak ? { firstBreak: walker.firstBreak } : {}),
+      ...(kept ? { kept } : {}),
+    };
+  }
+
+  subscribe(options?: SubscribeOptions): Observable<RecordedEvent> {
+    return new Observable<RecordedEvent>((subscriber) => {
+      let inner: { unsubscribe(): void } | undefined;
+      let done = false;
+      (async () => {
+        const from = options?.from ?? (await this.head()) + 1;
+        if (done) return;
+        inner = catchUpSubscription(
+          (start, limit) => this.readRange(start, limit, options?.types),
+          this.events$,
+          from,
+          options?.types,
+        ).subscribe(subscriber);
+      })().catch((err: unknown) => subscriber.error(err));
+      return () => {
+        done = true;
+        inner?.unsubscribe();
+      };
+    });
+  }
+
+  projection(name: string): ProjectionReader {
+    const projector = selectProjectors(this.projectors, [name])[0]!;
+    return createProjectionReader(projector, {
+      db: this.db,
+      runner: this.runner,
+      read: (work) => this.read(work),
+      head: () => this.head(),
+    });
+  }
+
+  rebuild(options?: RebuildOptions): Promise<RebuildReport> {
+    if (this.closed) return Promise.reject(new StoreClosedError());
+    let selected: Projector[];
+    try {
+      selected = selectProjectors(this.projectors, options?.projectors);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    const started = this.clock.now();
+    return this.serially(async () => {
+      await this.db.transaction().execute(async (tx) => {
+        await lockHead(tx);
+        await this.runner.reset(tx, selected);
+      });
+      const head = await this.head();
+      const applied = await this.catchUpProjectors(selected, options?.batchSize ?? 5000, (position, eventsApplied) =>
+        options?.onProgress?.({ projectors: selected.map((p) => p.name), position, head, eventsApplied }),
+      );
+      const cps = await this.runner.readCheckpoints(this.db);
+      return {
+        projectors: selected.map((p) => ({
+          name: p.name,
+          version: p.version,
+          position: cps.get(p.name)?.position ?? 0,
+        })),
+        eventsApplied: applied,
+        durationMs: this.clock.now() - started,
+      };
+    });
+  }
+
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      await this.queue.catch(() => {});
+      this.closed = true;
+      await this.publisher.drain();
+      this.publisher.complete();
+      await this.listener?.stop();
+      await this.db.destroy();
+    })();
+    return this.closing;
+  }
+
+  /** Brings projectors to the head in batches, each its own transaction under the log-head lock. */
+  private async catchUpProjectors(
+    projectors: readonly Projector[],
+    batchSize: number,
+    onStep?: (position: number, applied: number) => void,
+  ): Promise<number> {
+    let applied = 0;
+    for (;;) {
+      const step = await this.db.transaction().execute(async (tx) => {
+        const head = await lockHead(tx);
+        return this.runner.catchUp(tx, projectors, head.position, batchSize);
+      });
+      applied += step.applied;
+      onStep?.(step.position, applied);
+      if (step.done) return applied;
+    }
+  }
+
+  private serially<T>(work: () => Promise<T>): Promise<T> {
+    const next = this.queue.then(() => {
+      if (this.closed) throw new StoreClosedError();
+      return work().catch((err: unknown) => {
+        throw connectionError(err, this.options.url);
+      });
+    });
+    this.queue = next.catch(() => {});
+    return next;
+  }
+
+  private async read<T>(work: () => Promise<T>): Promise<T> {
+    if (this.closed) throw new StoreClosedError();
+    try {
+      return await work();
+    } catch (err) {
+      throw connectionError(err, this.options.url);
+    }
+  }
+
+  private async readRange(
+    from: number,
+    limit: number | undefined,
+    types: readonly string[] | undefined,
+    upTo?: number,
+  ): Promise<RecordedEvent[]> {
+    const { rows } = await this.read(() =>
+      sql<EventRow>`SELECT ${sql.raw(EVENT_COLUMNS)} FROM events WHERE position >= ${from}
+        ${upTo === undefined ? sql`` : sql`AND position <= ${upTo}`}
+        ${types ? sql`AND type = ANY(${[...types]}::text[])` : sql``}
+        ORDER BY position ${limit === undefined ? sql`` : sql`LIMIT ${limit}`}`.execute(this.db),
+    );
+    return rows.map((row) => decodeRow(this.registry, row));
+  }
+}

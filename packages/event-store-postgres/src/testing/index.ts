@@ -1,0 +1,1 @@
+export { type StartTestPostgresOptions, startTestPostgres, type TestPostgres } from './test-postgres.js';
