@@ -1,3 +1,4 @@
+import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import type { EventRegistry, RecordedEvent } from '@demiurge/contracts';
 import {
   type AppendResult,
@@ -75,21 +76,32 @@ export class GroupCommitWriter {
     for (const pending of this.pending.splice(0)) pending.reject(error);
   }
 
+  /**
+   * Flushes on the next turn of the event loop (`setImmediate`), not in a microtask: every append made by
+   * the code now running, including its promise continuations (concurrent callers' commands), is queued
+   * by then and joins the same commit.
+   */
   schedule(): void {
     if (this.scheduled) return;
     this.scheduled = true;
-    queueMicrotask(() => {
+    setImmediate(() => {
       this.scheduled = false;
       void this.flush();
     });
   }
 
-  /** Commits everything queued, in batches: one transaction per batch, a savepoint per append. */
+  /**
+   * Commits everything queued, in batches: one transaction per batch, a savepoint per append. Between
+   * batches it yields to the event loop (timers, socket reads), so a burst of commands never starves them;
+   * what arrives meanwhile joins the next batch.
+   */
   private async flush(): Promise<void> {
     if (this.flushing || this.exclusive || this.deps.damaged()) return;
     this.flushing = true;
     try {
-      while (this.pending.length > 0 && !this.exclusive) {
+      for (let first = true; this.pending.length > 0 && !this.exclusive; first = false) {
+        if (!first) await yieldToLoop();
+        if (this.pending.length === 0 || this.exclusive || this.deps.damaged()) break;
         const batch = this.pending.splice(0, MAX_BATCH);
         const outcomes = await this.commitWithRetry(batch);
         this.deps.publisher.publish(outcomes.flatMap((o) => (o.ok && !o.value.replayed ? o.value.events : [])));
