@@ -142,16 +142,13 @@ export class GroupCommitWriter {
       this.chain = { position: head?.position ?? 0, hash: head?.hash ?? GENESIS_HASH };
       const savepoints = batch.length > 1;
       let last = 0;
-      const touched = new Set<Projector>();
       const outcomes = batch.map((pending): Outcome => {
-        if (!savepoints) return { ok: true, value: this.appendInTx(pending.plan, touched) };
+        if (!savepoints) return { ok: true, value: this.appendInTx(pending.plan) };
         stmts.savepoint.run();
-        const mine = new Set<Projector>();
         const chain = this.chain;
         try {
-          const value = this.appendInTx(pending.plan, mine);
+          const value = this.appendInTx(pending.plan);
           stmts.release.run();
-          for (const p of mine) touched.add(p);
           return { ok: true, value };
         } catch (error) {
           if (isCorruption(error)) throw error;
@@ -162,12 +159,12 @@ export class GroupCommitWriter {
         }
       });
       for (const o of outcomes) if (o.ok && !o.value.replayed) last = Math.max(last, o.value.lastPosition);
-      if (last > 0) this.deps.projections.checkpoint(touched, last);
+      if (last > 0) this.deps.projections.checkpointAtHead(last);
       return outcomes;
     });
   }
 
-  private appendInTx(plan: AppendPlan, touched: Set<Projector>): AppendResult {
+  private appendInTx(plan: AppendPlan): AppendResult {
     const { stmts, registry } = this.deps;
     const key = plan.idempotencyKey;
     if (key !== undefined && stmts.keyPosition.get(key) !== undefined) {
@@ -188,7 +185,7 @@ export class GroupCommitWriter {
         events.push(toRecorded(plan, stream, event, position, version));
       }
     }
-    this.deps.projections.applyNew(events, touched);
+    this.deps.projections.applyNew(events);
     return { events, lastPosition: events[events.length - 1]!.position, replayed: false };
   }
 

@@ -119,12 +119,17 @@ class SqliteStore implements SqliteEventStore {
   }
 
   async initialize(batchSize: number): Promise<void> {
-    this.guard(() => this.transaction(() => this.projections.resetStale()));
-    while (!this.guard(() => this.transaction(() => this.projections.catchUp(this.projectors, batchSize))).done) {
-      await yieldToLoop();
+    // Read first: another connection's later commits then change data_version and are caught up at our
+    // next commit.
+    const dataVersion = this.guard(() => this.stmts.dataVersion.get()!);
+    if (this.guard(() => this.projections.needsCatchUp())) {
+      this.guard(() => this.transaction(() => this.projections.resetStale()));
+      while (!this.guard(() => this.transaction(() => this.projections.catchUp(this.projectors, batchSize))).done) {
+        await yieldToLoop();
+      }
     }
     this.guard(() => {
-      this.writer.projectionDataVersion = this.stmts.dataVersion.get()!;
+      this.writer.projectionDataVersion = dataVersion;
       this.publisher.start();
     });
   }
