@@ -2,7 +2,9 @@ import { join } from 'node:path';
 import { benchConcurrentAppends, benchSequentialAppends } from './append-bench.js';
 import { benchConcurrentClaims } from './claim-bench.js';
 import { benchSizes, countLabel, IN_FLIGHT } from './config.js';
+import { benchVersusEmmett } from './emmett-bench.js';
 import { benchInFlightVsBatched } from './group-commit-bench.js';
+import { benchOpenAfterHost } from './open-bench.js';
 import { benchRebuild } from './rebuild-bench.js';
 import { type BenchResult, compared, formatTable, writeResults } from './results.js';
 import { benchClaimSucceed, benchFourProcesses } from './work-bench.js';
@@ -19,6 +21,8 @@ const WORKERS8_VS_RAW1_TARGET = 2;
 const WORKERS8_VS_RAW8_TARGET = 0.25;
 const IN_FLIGHT_VS_BATCHED_TARGET = 0.8;
 const LOOP_DELAY_P99_MS = 50;
+const OPEN_AFTER_HOST_TARGET = 1.2;
+const EMMETT_TARGET = 3;
 
 function log(line: string): void {
   console.log(`[bench] ${line}`);
@@ -41,6 +45,13 @@ async function main(): Promise<void> {
       compared(`append sequential ${synchronous} (1 projector)`, 'appends/s', r.store, r.raw, APPEND_TARGET),
     );
   }
+
+  log(`single-event appends vs Emmett SQLite, FULL: ${sizes.sequentialFull} per side`);
+  const em = await benchVersusEmmett(sizes.sequentialFull, sizes.streams);
+  log(`  store ${Math.round(em.store)} appends/s, Emmett ${Math.round(em.emmett)} appends/s`);
+  results.push(
+    compared('append sequential FULL vs Emmett SQLite (no projector)', 'appends/s', em.store, em.emmett, EMMETT_TARGET),
+  );
 
   const events = sizes.concurrentRounds * IN_FLIGHT;
   log(`${IN_FLIGHT} appends in flight, FULL: ${events} store events, ${sizes.concurrentRaw} raw one-row transactions`);
@@ -101,6 +112,22 @@ async function main(): Promise<void> {
       batched.store,
       batched.raw,
       IN_FLIGHT_VS_BATCHED_TARGET,
+    ),
+  );
+
+  log(
+    `status-like open of a ${large}-event store right after a host ran, vs an empty store (fresh processes, median of 10)`,
+  );
+  const opened = await benchOpenAfterHost(sizes.rebuildLarge);
+  log(`  ${opened.largeMs.toFixed(1)} ms vs ${opened.emptyMs.toFixed(1)} ms`);
+  results.push(
+    compared(
+      `status-like open of ${large} events after a host ran vs an empty store`,
+      'ms',
+      opened.largeMs,
+      opened.emptyMs,
+      OPEN_AFTER_HOST_TARGET,
+      'at most',
     ),
   );
 
