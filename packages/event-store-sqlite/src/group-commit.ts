@@ -132,15 +132,20 @@ export class GroupCommitWriter {
     }
   }
 
+  /** One transaction for the batch, a savepoint per append when there are several. */
   private commitBatch(batch: readonly PendingAppend[]): Outcome[] {
     const damaged = this.deps.damaged();
     if (damaged) throw damaged;
+    return this.runBatch(batch, batch.length > 1);
+  }
+
+  private runBatch(batch: readonly PendingAppend[], savepoints: boolean): Outcome[] {
     const { stmts } = this.deps;
-    return this.deps.transaction(() => {
-      this.catchUpForeignWrites();
+    let caughtUp: number | undefined;
+    const outcomes = this.deps.transaction(() => {
+      caughtUp = this.catchUpForeignWrites();
       const head = stmts.chainHead.get();
       this.chain = { position: head?.position ?? 0, hash: head?.hash ?? GENESIS_HASH };
-      const savepoints = batch.length > 1;
       let last = 0;
       const outcomes = batch.map((pending): Outcome => {
         if (!savepoints) return { ok: true, value: this.appendInTx(pending.plan) };
@@ -162,6 +167,9 @@ export class GroupCommitWriter {
       if (last > 0) this.deps.projections.checkpointAtHead(last);
       return outcomes;
     });
+    // Only once committed: a rolled-back transaction also rolled back the catch-up it began with.
+    if (caughtUp !== undefined) this.projectionDataVersion = caughtUp;
+    return outcomes;
   }
 
   private appendInTx(plan: AppendPlan): AppendResult {
@@ -171,14 +179,18 @@ export class GroupCommitWriter {
       const events = stmts.keyEvents.all(key, `${key}\u001f`, `${key}\u0020`).map((r) => decodeRow(registry, r));
       return { events, lastPosition: events[events.length - 1]!.position, replayed: true };
     }
-    const events: RecordedEvent[] = [];
-    for (const stream of plan.streams) {
+    // Every stream is checked before anything is inserted: a refused append writes nothing.
+    const versions = plan.streams.map((stream) => {
       const head = stmts.streamHead.get(stream.streamId);
       if (head && head.stream_type !== stream.streamType) {
         throw new StreamTypeMismatchError(stream.streamId, stream.streamType, head.stream_type);
       }
-      let version = head?.stream_version ?? 0;
-      checkExpectedVersion(stream.streamId, stream.expectedVersion, version);
+      checkExpectedVersion(stream.streamId, stream.expectedVersion, head?.stream_version ?? 0);
+      return head?.stream_version ?? 0;
+    });
+    const events: RecordedEvent[] = [];
+    for (const [i, stream] of plan.streams.entries()) {
+      let version = versions[i]!;
       for (const event of stream.events) {
         version++;
         const position = this.insert(plan, stream.streamType, stream.streamId, version, event, events.length);
@@ -236,14 +248,17 @@ export class GroupCommitWriter {
     }
   }
 
-  /** When another connection committed since we last looked, brings projectors up to the head first. */
-  private catchUpForeignWrites(): void {
+  /**
+   * When another connection committed since we last looked, brings projectors up to the head first; returns
+   * the data version it caught up to (recorded by the caller once the transaction commits).
+   */
+  private catchUpForeignWrites(): number | undefined {
     const version = this.deps.stmts.dataVersion.get()!;
-    if (version === this.projectionDataVersion) return;
+    if (version === this.projectionDataVersion) return undefined;
     while (!this.deps.projections.catchUp(this.deps.projectors, 1000).done) {
       // each pass applies one batch; the transaction holds the write lock, so the head cannot move
     }
-    this.projectionDataVersion = version;
+    return version;
   }
 }
 

@@ -67,3 +67,46 @@ it('opening a current store takes no write lock: it opens while another connecti
     holder.close();
   }
 });
+
+it("a commit that fails after catching up another connection's events catches them up again at the next commit", async () => {
+  const a = await open();
+  // Another writer without projectors: only a's catch-up puts its events into the read models.
+  const b = await openSqliteEventStore({ path, registry: testEventRegistry });
+  try {
+    const created = (id: string) => ({
+      streamType: 'counter',
+      streamId: id,
+      expectedVersion: 'no_stream' as const,
+      events: [{ type: 'test.created', data: { name: id } }],
+    });
+    await a.append(created('a'));
+    await b.append(created('b'));
+    // Fails (the stream exists): its transaction caught up b's event, then rolled back with it.
+    await expect(a.append(created('a'))).rejects.toThrow();
+    await a.append(created('c'));
+    expect(await a.projection('counter').get('streams', 'b')).toEqual({ name: 'b', total: 0, events: 1 });
+  } finally {
+    await a.close();
+    await b.close();
+  }
+});
+
+it('several appends in one commit: a refused one fails alone, the others commit', async () => {
+  const store = await open();
+  try {
+    const make = (id: string, expected: 'no_stream' | number) =>
+      store.append({
+        streamType: 'counter',
+        streamId: id,
+        expectedVersion: expected,
+        events: [{ type: 'test.created', data: { name: id } }],
+      });
+    await make('x', 'no_stream');
+    const outcomes = await Promise.allSettled([make('y', 'no_stream'), make('x', 'no_stream'), make('z', 'no_stream')]);
+    expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    expect(await store.head()).toBe(3);
+    expect(Object.keys((await store.projection('counter').dump()).streams ?? {})).toEqual(['x', 'y', 'z']);
+  } finally {
+    await store.close();
+  }
+});
