@@ -98,7 +98,7 @@ export function decideClaim(ctx: ClaimContext, item: WorkAggregate, now: number,
 
 /**
  * Due items, oldest first (queued or retry_scheduled and due, then leased with an expired lease); `more`
- * when a list was cut at `limit`.
+ * when a list was cut at `limit` while still in its due part.
  */
 async function dueCandidates(
   store: EventStore,
@@ -117,7 +117,13 @@ async function dueCandidates(
     if (lease.leaseUntil >= now) break;
     if (lease.status !== 'sending' && (!options.kind || lease.kind === options.kind)) ids.push(lease.workId);
   }
-  return { ids, more: claimable.length === options.limit || leases.length === options.limit };
+  // More lie beyond only when a list was cut while its entries were still due (both lists are in due order).
+  const cut = <T>(list: readonly T[], due: (entry: T) => boolean) =>
+    list.length === options.limit && due(list[list.length - 1]!);
+  return {
+    ids,
+    more: cut(claimable, (e) => e.dueAt <= now) || cut(leases, (l) => l.leaseUntil < now),
+  };
 }
 
 /**
