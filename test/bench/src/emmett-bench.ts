@@ -1,6 +1,5 @@
 import { join } from 'node:path';
 import { openSqliteEventStore } from '@demiurge/event-store-sqlite';
-import { getSQLiteEventStore, sqliteConnection } from '@event-driven-io/emmett-sqlite';
 import { BENCH_TYPE, benchData, benchRegistry, STREAM_TYPE } from './fixtures.js';
 import { interleave, type Workload } from './interleave.js';
 import { StreamSet } from './streams.js';
@@ -12,6 +11,9 @@ import { withTempDir } from './temp-dir.js';
  * Emmett's SQLite event store (`@event-driven-io/emmett-sqlite`, one singleton connection, no projection).
  */
 export async function benchVersusEmmett(count: number, streams: number): Promise<{ store: number; emmett: number }> {
+  // Imported here: Emmett rides on the native `sqlite3` package, and a machine where it did not build should
+  // lose this row only (main.ts reports why), not the whole bench.
+  const { getSQLiteEventStore, sqliteConnection } = await import('@event-driven-io/emmett-sqlite');
   return withTempDir('emmett', async (dir) => {
     const store = await openSqliteEventStore({ path: join(dir, 'store.sqlite3'), registry: benchRegistry });
     const fileName = join(dir, 'emmett.sqlite3');
