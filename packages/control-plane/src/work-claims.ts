@@ -137,7 +137,8 @@ async function reserveCandidates(
   reserved: Set<string>,
   skipped: ReadonlySet<string>,
 ): Promise<string[]> {
-  for (let limit = options.want * 2 + 2; ; limit *= 2) {
+  // Enough to skip what concurrent claimers hold without a second look in the usual case.
+  for (let limit = options.want * 2 + 2 + reserved.size; ; limit *= 2) {
     const listed = await dueCandidates(store, { kind: options.kind, limit }, now);
     const picked = [...new Set(listed.ids)]
       .filter((id) => !reserved.has(id) && !skipped.has(id))
