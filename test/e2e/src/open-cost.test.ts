@@ -36,13 +36,12 @@ it('status is read only: it answers while another process holds the write lock',
   const holder = new Database(database);
   holder.exec('BEGIN IMMEDIATE');
   try {
-    const started = performance.now();
+    // Before, opening took the write lock to catch projectors up: it waited out the 5 s busy timeout and
+    // failed ("database is locked"), since the lock is held until the command has ended.
     const run = await demiurge(['status', '--json', '--home', home.path]);
     expect(run.stderr).toBe('');
     expect(run.code).toBe(0);
     expect(JSON.parse(run.stdout)).toMatchObject({ head: expect.any(Number), sessions: { total: 2 } });
-    // Before, opening took the write lock to catch projectors up and waited out the 5 s busy timeout.
-    expect(performance.now() - started).toBeLessThan(4_500);
   } finally {
     holder.exec('ROLLBACK');
     holder.close();
