@@ -34,8 +34,9 @@ it('a burst of commands yields to the event loop at every flush: a 1 ms timer ke
     const elapsed = performance.now() - started;
     clearInterval(timer);
     expect(fired).toBeGreaterThan(0);
-    // A timer due every millisecond fires at least once every 20 ms of the burst (very loose, for a busy box).
-    expect(fired).toBeGreaterThanOrEqual(Math.floor(elapsed / 20));
+    // A timer due every millisecond fires at least once every 20 ms of the burst (loose, for a busy machine;
+    // capped, since a loop turn per commit is the most it can get).
+    expect(fired).toBeGreaterThanOrEqual(Math.min(50, Math.floor(elapsed / 20)));
   } finally {
     await store.close();
   }
