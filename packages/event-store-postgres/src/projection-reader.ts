@@ -55,6 +55,19 @@ export function createProjectionReader(
       }
       return out;
     },
+    counts: async () => {
+      const counted = await read(() =>
+        db
+          .selectFrom('projection_documents')
+          .select(['collection', sql<string>`count(*)`.as('n')])
+          .where('projector', '=', projector.name)
+          .groupBy('collection')
+          .orderBy('collection')
+          .execute(),
+      );
+      // count(*) is a bigint, which pg returns as a string.
+      return Object.fromEntries(counted.map((row) => [row.collection, Number(row.n)]));
+    },
     checkpoint: () =>
       read(async () => {
         const cp = (await runner.readCheckpoints(db)).get(projector.name);
