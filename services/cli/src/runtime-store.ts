@@ -1,7 +1,12 @@
 import { existsSync } from 'node:fs';
 import { DemiurgeError, ErrorCode } from '@demiurge/contracts';
 import type { Projector } from '@demiurge/event-store';
-import { openSqliteEventStore, type SqliteEventStore, type Synchronous } from '@demiurge/event-store-sqlite';
+import {
+  openSqliteEventStore,
+  type SqliteEventStore,
+  type StoreFileReport,
+  type Synchronous,
+} from '@demiurge/event-store-sqlite';
 import { hostProjectors } from '@demiurge/host';
 import type { HomePaths } from './home.js';
 
@@ -24,6 +29,8 @@ export interface OpenStoreOptions {
   /** Refuse ({@link NoDatabaseError}) instead of creating the database: every command but `init`/`demo`. */
   readonly mustExist: boolean;
   readonly synchronous?: Synchronous;
+  /** Told what the store's check at open found (whether `quick_check` ran or was remembered). */
+  readonly onFileChecked?: (report: StoreFileReport) => void;
 }
 
 /** Opens the home's store with the host's projectors. */
@@ -31,13 +38,14 @@ export async function openRuntimeStore(
   paths: HomePaths,
   options: boolean | OpenStoreOptions,
 ): Promise<SqliteEventStore> {
-  const { mustExist, synchronous } =
-    typeof options === 'boolean' ? { mustExist: options, synchronous: undefined } : options;
+  const { mustExist, synchronous, onFileChecked } =
+    typeof options === 'boolean' ? { mustExist: options, synchronous: undefined, onFileChecked: undefined } : options;
   if (mustExist && !existsSync(paths.database)) throw new NoDatabaseError(paths.database);
   return openSqliteEventStore({
     path: paths.database,
     projectors: runtimeProjectors,
     ...(synchronous ? { synchronous } : {}),
+    ...(onFileChecked ? { onFileChecked } : {}),
   });
 }
 
