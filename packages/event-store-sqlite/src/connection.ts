@@ -4,7 +4,7 @@ import { DatabaseNewerThanCodeError } from '@demiurge/event-store';
 import Database from 'better-sqlite3';
 import { migrations, SCHEMA_VERSION } from './migrations.js';
 import { createQueryBuilder } from './schema.js';
-import { checkStoreFile } from './store-file-check.js';
+import { checkStoreFile, type StoreFileReport } from './store-file-check.js';
 
 export type Synchronous = 'FULL' | 'NORMAL';
 
@@ -18,6 +18,11 @@ export interface ConnectionOptions {
    * it for every table but `events`. Default 128 MiB.
    */
   readonly fullCheckMaxBytes?: number;
+  /**
+   * Told what the check at open found on an existing file (whether `quick_check` ran or was remembered:
+   * see the `remember` option of {@link checkStoreFile}).
+   */
+  readonly onFileChecked?: (report: StoreFileReport) => void;
 }
 
 /**
@@ -28,10 +33,11 @@ export interface ConnectionOptions {
  */
 export function openDatabase(path: string, options: ConnectionOptions = {}): Database.Database {
   if (path !== ':memory:') {
-    checkStoreFile(path, {
+    const report = checkStoreFile(path, {
       integrity: 'bounded',
       ...(options.fullCheckMaxBytes === undefined ? {} : { fullCheckMaxBytes: options.fullCheckMaxBytes }),
     });
+    if (report) options.onFileChecked?.(report);
   }
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
   const db = new Database(path);

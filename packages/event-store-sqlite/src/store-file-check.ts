@@ -1,6 +1,7 @@
 import { closeSync, existsSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
 import { CorruptDatabaseError, DamagedStoreError, DatabaseNewerThanCodeError } from '@demiurge/event-store';
 import Database from 'better-sqlite3';
+import { forgetCheck, rememberCheck, rememberedCheck, sameIdentity, storeIdentity } from './check-record.js';
 import { SCHEMA_VERSION } from './migrations.js';
 import { scanWal } from './wal-file.js';
 
@@ -14,6 +15,11 @@ export const DEFAULT_FULL_CHECK_MAX_BYTES = 128 * 1024 * 1024;
  * connection: the copy would cost twice the file in memory.
  */
 const IN_MEMORY_CHECK_MAX_BYTES = 16 * 1024 * 1024;
+/**
+ * A check is remembered only for files last changed at least this long before it began: a later write must
+ * get a different change time, which a coarse file-system clock cannot promise within one of its ticks.
+ */
+const SETTLED_NS = 2_000_000_000n;
 
 export interface StoreFileCheckOptions {
   /**
@@ -23,6 +29,13 @@ export interface StoreFileCheckOptions {
    */
   readonly integrity?: 'bounded' | 'full';
   readonly fullCheckMaxBytes?: number;
+  /**
+   * Default true. A passed check is remembered beside the file (`<db>.checked.json`: the identity of the file
+   * and its WAL: device, inode, size, modification and change times in nanoseconds); a `bounded` check of
+   * files that still have exactly that identity skips `quick_check` (the structural checks still run). A
+   * `full` check always runs it. Damage is forgotten: a check that finds it removes the record.
+   */
+  readonly remember?: boolean;
 }
 
 /** What {@link checkStoreFile} found on a file it accepted. */
@@ -37,6 +50,13 @@ export interface StoreFileReport {
   readonly integrity: 'full' | 'partial';
   readonly schemaVersion: number;
   readonly durationMs: number;
+  /**
+   * True when `quick_check` did not run: the files are unchanged since one passed at {@link checkedAt}
+   * (only `bounded` checks; the structural checks ran).
+   */
+  readonly remembered: boolean;
+  /** When the `quick_check` this report stands on ran (ISO time). */
+  readonly checkedAt: string;
 }
 
 /**
@@ -51,19 +71,30 @@ export interface StoreFileReport {
  */
 export function checkStoreFile(path: string, options: StoreFileCheckOptions = {}): StoreFileReport | undefined {
   try {
-    return checkOnce(path, options);
+    try {
+      return checkOnce(path, options);
+    } catch (err) {
+      if (!(err instanceof DamagedStoreError)) throw err;
+      // Another process checkpointing or restarting the WAL between the reads of the size, the header and the
+      // WAL can make a sound file look cut short for a moment: damage must be found twice.
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 100);
+      return checkOnce(path, options);
+    }
   } catch (err) {
-    if (!(err instanceof DamagedStoreError)) throw err;
-    // Another process checkpointing or restarting the WAL between the reads of the size, the header and the
-    // WAL can make a sound file look cut short for a moment: damage must be found twice.
-    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 100);
-    return checkOnce(path, options);
+    if (options.remember !== false && (err instanceof DamagedStoreError || err instanceof CorruptDatabaseError)) {
+      forgetCheck(path);
+    }
+    throw err;
   }
 }
 
 function checkOnce(path: string, options: StoreFileCheckOptions): StoreFileReport | undefined {
   if (!existsSync(path)) return undefined;
   const started = performance.now();
+  const startedNs = BigInt(Date.now()) * 1_000_000n;
+  const remember = options.remember !== false;
+  // Taken before any read: a write during the check changes it, and a changed identity is not remembered.
+  const identity = remember ? storeIdentity(path) : undefined;
   const stat = statSync(path);
   if (!stat.isFile()) throw new CorruptDatabaseError(path, 'not a regular file');
   if (stat.size === 0) return undefined;
@@ -93,6 +124,20 @@ function checkOnce(path: string, options: StoreFileCheckOptions): StoreFileRepor
   }
   const inMemory = wal.committedFrames === 0 && stat.size <= IN_MEMORY_CHECK_MAX_BYTES;
   const full = options.integrity === 'full' || stat.size <= (options.fullCheckMaxBytes ?? DEFAULT_FULL_CHECK_MAX_BYTES);
+  const known = identity && options.integrity !== 'full' ? rememberedCheck(path, identity) : undefined;
+  if (known && known.schemaVersion <= SCHEMA_VERSION && (known.integrity === 'full' || !full)) {
+    return {
+      bytes: stat.size,
+      pageSize,
+      pages: known.pages,
+      walFrames: wal.committedFrames,
+      integrity: known.integrity,
+      schemaVersion: known.schemaVersion,
+      durationMs: Math.round(performance.now() - started),
+      remembered: true,
+      checkedAt: known.checkedAt,
+    };
+  }
   const probe = () => sqliteCheck(path, inMemory, full);
   let facts: ReturnType<typeof sqliteCheck>;
   try {
@@ -102,7 +147,7 @@ function checkOnce(path: string, options: StoreFileCheckOptions): StoreFileRepor
     if (inMemory && scanWal(path, pageSize).bytes !== wal.bytes) facts = sqliteCheckOrThrow(path, false, full);
     else throw classify(path, err);
   }
-  return {
+  const report: StoreFileReport = {
     bytes: stat.size,
     pageSize,
     pages: facts.pages,
@@ -110,7 +155,28 @@ function checkOnce(path: string, options: StoreFileCheckOptions): StoreFileRepor
     integrity: full ? 'full' : 'partial',
     schemaVersion: facts.version,
     durationMs: Math.round(performance.now() - started),
+    remembered: false,
+    checkedAt: new Date(Number(startedNs / 1_000_000n)).toISOString(),
   };
+  const after = identity ? storeIdentity(path) : undefined;
+  if (identity && after && sameIdentity(identity, after) && settled(identity, startedNs)) {
+    rememberCheck(path, {
+      format: 1,
+      files: identity,
+      integrity: report.integrity,
+      schemaVersion: report.schemaVersion,
+      pages: report.pages,
+      checkedAt: report.checkedAt,
+      durationMs: report.durationMs,
+    });
+  }
+  return report;
+}
+
+/** Were the files last changed at least {@link SETTLED_NS} before the check began? */
+function settled(identity: NonNullable<ReturnType<typeof storeIdentity>>, startedNs: bigint): boolean {
+  const changed = [identity.db, identity.wal].map((f) => (f ? BigInt(f.ctimeNs) : 0n));
+  return changed.every((ns) => startedNs - ns >= SETTLED_NS);
 }
 
 /** Is this SQLite error one that says the file is damaged (a short read: the file was cut under us)? */

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { DemiurgeError, ErrorCode } from '@demiurge/contracts';
 import type { Projector } from '@demiurge/event-store';
-import type { Synchronous } from '@demiurge/event-store-sqlite';
+import type { StoreFileReport, Synchronous } from '@demiurge/event-store-sqlite';
 import { type HostStore, hostProjectors, loadConfig, openHostStore, storeSelection } from '@demiurge/host';
 import type { HomePaths } from './home.js';
 
@@ -25,6 +25,8 @@ export interface OpenStoreOptions {
   readonly mustExist: boolean;
   /** SQLite only; default the configuration's `store.synchronous`. */
   readonly synchronous?: Synchronous;
+  /** Told what the store's check at open found (whether `quick_check` ran or was remembered). */
+  readonly onFileChecked?: (report: StoreFileReport) => void;
 }
 
 /**
@@ -33,12 +35,15 @@ export interface OpenStoreOptions {
  * by its administrator, so `mustExist` only applies to the SQLite file.
  */
 export async function openRuntimeStore(paths: HomePaths, options: boolean | OpenStoreOptions): Promise<HostStore> {
-  const { mustExist, synchronous } =
-    typeof options === 'boolean' ? { mustExist: options, synchronous: undefined } : options;
+  const { mustExist, synchronous, onFileChecked } =
+    typeof options === 'boolean' ? { mustExist: options, synchronous: undefined, onFileChecked: undefined } : options;
   const selection = storeSelection(paths.home, loadConfig(paths.home));
   if (selection.kind === 'sqlite') {
     if (mustExist && !existsSync(selection.path)) throw new NoDatabaseError(selection.path);
-    return openHostStore(synchronous ? { ...selection, synchronous } : selection, { projectors: runtimeProjectors });
+    return openHostStore(synchronous ? { ...selection, synchronous } : selection, {
+      projectors: runtimeProjectors,
+      ...(onFileChecked ? { onFileChecked } : {}),
+    });
   }
   return openHostStore(selection, { projectors: runtimeProjectors });
 }

@@ -1,4 +1,5 @@
 import type { OperatorStatus } from '@demiurge/control-plane';
+import type { StoreFileReport } from '@demiurge/event-store-sqlite';
 import {
   DEFAULT_CORE_DIR,
   describeStore,
@@ -25,6 +26,16 @@ export interface StatusReport {
   readonly home: string;
   readonly database: string;
   readonly head: number;
+  /**
+   * The store's check at open: `quickCheck` `ran` or `remembered` (the files were unchanged since one passed
+   * at `checkedAt`), `integrity` `full` or `partial` (every table but `events`, on a file over 128 MiB).
+   */
+  readonly storeCheck: {
+    readonly quickCheck: 'ran' | 'remembered';
+    readonly integrity: 'full' | 'partial';
+    readonly checkedAt: string;
+    readonly durationMs: number;
+  } | null;
   readonly config: { readonly provider: string; readonly model: string | null; readonly core: string | null };
   readonly sessions: { readonly active: number; readonly archived: number; readonly total: number };
   readonly runs: { readonly live: readonly StatusRun[] };
@@ -67,7 +78,14 @@ function byStatus(byKind: Record<string, Record<string, number>>): Record<string
 
 export async function statusCommand(paths: HomePaths, options: { json: boolean }, io: CommandIo): Promise<void> {
   const config: HostConfig = loadConfig(paths.home);
-  const store = await openRuntimeStore(paths, { mustExist: true, synchronous: config.store.synchronous });
+  let checked: StoreFileReport | undefined;
+  const store = await openRuntimeStore(paths, {
+    mustExist: true,
+    synchronous: config.store.synchronous,
+    onFileChecked: (report) => {
+      checked = report;
+    },
+  });
   let report: StatusReport;
   try {
     const sessions = await sessionsReader(store).all();
@@ -86,6 +104,14 @@ export async function statusCommand(paths: HomePaths, options: { json: boolean }
       home: paths.home,
       database: describeStore(store),
       head: await store.head(),
+      storeCheck: checked
+        ? {
+            quickCheck: checked.remembered ? 'remembered' : 'ran',
+            integrity: checked.integrity,
+            checkedAt: checked.checkedAt,
+            durationMs: checked.durationMs,
+          }
+        : null,
       config: {
         provider: config.provider.name,
         model: config.provider.model ?? null,

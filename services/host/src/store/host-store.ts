@@ -1,7 +1,7 @@
 import type { Clock, IdGenerator } from '@demiurge/contracts';
 import type { DamagedStoreError, Projector } from '@demiurge/event-store';
 import { openPostgresEventStore, type PostgresEventStore, redactUrl } from '@demiurge/event-store-postgres';
-import { openSqliteEventStore, type SqliteEventStore } from '@demiurge/event-store-sqlite';
+import { openSqliteEventStore, type SqliteEventStore, type StoreFileReport } from '@demiurge/event-store-sqlite';
 import type { HostConfig } from '../config.js';
 import { storePath } from '../paths.js';
 
@@ -44,6 +44,8 @@ export interface OpenHostStoreOptions {
   readonly ids?: IdGenerator;
   /** SQLite only: told once when the store stops on damage met in use (fail-stop). */
   readonly onDamaged?: (error: DamagedStoreError) => void;
+  /** SQLite only: told what the file check at open found (whether `quick_check` ran or was remembered). */
+  readonly onFileChecked?: (report: StoreFileReport) => void;
 }
 
 /**
@@ -61,5 +63,6 @@ export async function openHostStore(selection: StoreSelection, options: OpenHost
     synchronous: selection.synchronous,
     ...ports,
     ...(options.onDamaged ? { onDamaged: options.onDamaged } : {}),
+    ...(options.onFileChecked ? { onFileChecked: options.onFileChecked } : {}),
   });
 }
