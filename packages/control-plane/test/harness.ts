@@ -30,6 +30,11 @@ if (pg) {
   if (!pg.server) beforeEach((ctx) => ctx.skip(pg.skipped));
 }
 
+/** A fresh PostgreSQL database of this file's server (dropped after the file), or undefined on SQLite. */
+export async function testDatabase(): Promise<string | undefined> {
+  return pg?.server?.createDatabase();
+}
+
 /** The control plane on a real store (SQLite file or PostgreSQL database), with a fake clock; `reopen` is a crash and restart. */
 export interface Runtime {
   readonly dir: string;

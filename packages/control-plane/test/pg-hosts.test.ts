@@ -1,5 +1,5 @@
 import { type Clock, createIdGenerator, type RecordedEvent } from '@demiurge/contracts';
-import { type EventStore, pollLoop, StreamVersionConflictError } from '@demiurge/event-store';
+import { type EventStore, pollLoop } from '@demiurge/event-store';
 import { openPostgresEventStore, type PostgresEventStore } from '@demiurge/event-store-postgres';
 import { testPostgresOrSkip } from '@demiurge/event-store-postgres/testing';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
@@ -36,68 +36,7 @@ async function openHost(url: string, owner: string, clock?: Clock, leaseMs = 60_
   return { store, work, tasks: new RuntimeControlPlane({ store, clock: at, ids, work }), clock: at };
 }
 
-/** Counts the appends that lost a race (a version conflict the command loop then retried). */
-function countConflicts(store: EventStore): { count: number } {
-  const counter = { count: 0 };
-  const append = store.append.bind(store);
-  store.append = (async (...args: Parameters<EventStore['append']>) => {
-    try {
-      return await append(...args);
-    } catch (err) {
-      if (err instanceof StreamVersionConflictError) counter.count++;
-      throw err;
-    }
-  }) as EventStore['append'];
-  return counter;
-}
-
 describePg('several hosts on one PostgreSQL database', () => {
-  it('four hosts claim one queue of 160 items: every item claimed and completed exactly once', async () => {
-    const url = await pg.server!.createDatabase();
-    const seeder = await openHost(url, 'seeder');
-    const all: string[] = [];
-    for (let i = 0; i < 160; i++) {
-      const { workId } = await seeder.work.enqueue({
-        kind: 'task.completion',
-        subjectId: `s${i}`,
-        payload: { taskId: `tsk_${String(i).padStart(26, '0')}` },
-      });
-      all.push(workId);
-    }
-    const hosts = await Promise.all(['h1', 'h2', 'h3', 'h4'].map((owner) => openHost(url, owner)));
-    const conflicts = hosts.map((h) => countConflicts(h.store));
-    const done = await Promise.all(
-      hosts.map(async (host) => {
-        const mine: string[] = [];
-        for (let idle = 0; idle < 3; ) {
-          const claims = await host.work.claimDue({ kind: 'task.completion', limit: 4 });
-          if (claims.length === 0) {
-            idle++;
-            continue;
-          }
-          idle = 0;
-          for (const claim of claims) {
-            await host.work.succeed(claim);
-            mine.push(claim.workId);
-          }
-        }
-        return mine;
-      }),
-    );
-    const completed = done.flat();
-    expect(completed).toHaveLength(160);
-    expect(new Set(completed)).toEqual(new Set(all));
-    expect(done.filter((d) => d.length > 0).length).toBeGreaterThan(1);
-    const claimed = await seeder.store.readAll({ types: ['work.claimed'] });
-    const succeeded = await seeder.store.readAll({ types: ['work.succeeded'] });
-    expect(claimed).toHaveLength(160);
-    expect(new Set(claimed.map((e) => e.streamId)).size).toBe(160);
-    expect(succeeded).toHaveLength(160);
-    // Claims race on the same oldest items: the loser of each race gets a version conflict at once (no lock is
-    // held on a work item) and moves on. Reported here for docs/postgres.md, not asserted: it depends on timing.
-    console.info(`claim races lost (version conflicts retried): ${conflicts.map((c) => c.count).join(', ')}`);
-  });
-
   it('a worker loop on one host wakes on work another host enqueued (LISTEN/NOTIFY), long before its poll interval', async () => {
     const url = await pg.server!.createDatabase();
     const producer = await openHost(url, 'producer');
