@@ -16,3 +16,31 @@ export function sharedTestConfig(overrides: TestConfig = {}): TestConfig {
     ...overrides,
   };
 }
+
+/**
+ * The same test files twice: as they are (`first`, e.g. `sqlite` or `memory`), and again with
+ * `DEMIURGE_TEST_STORE=postgres` (`onBoth`, plus `postgresOnly`, which the first project leaves out).
+ * Each file of the `postgres` project starts its own server (or uses `DEMIURGE_TEST_PG_URL`).
+ */
+export function storeProjects(
+  first: string,
+  onBoth: readonly string[],
+  postgresOnly: readonly string[] = [],
+  overrides: TestConfig = {},
+): TestConfig {
+  const { reporters, ...perProject } = sharedTestConfig(overrides);
+  return {
+    ...(reporters === undefined ? {} : { reporters }),
+    projects: [
+      { test: { ...perProject, name: first, exclude: ['**/node_modules/**', ...postgresOnly] } },
+      {
+        test: {
+          ...perProject,
+          name: 'postgres',
+          include: [...onBoth, ...postgresOnly],
+          env: { DEMIURGE_TEST_STORE: 'postgres' },
+        },
+      },
+    ],
+  };
+}

@@ -1,4 +1,6 @@
 import { defineConfig } from 'vitest/config';
-import { sharedTestConfig } from '../../vitest.shared.ts';
+import { storeProjects } from '../../vitest.shared.ts';
 
-export default defineConfig({ test: sharedTestConfig() });
+// The seed's unhappy paths (user cancel during a tool call, owner lease expired, resume after compaction,
+// buffered completion; real child processes killed) on a SQLite file and again on PostgreSQL.
+export default defineConfig({ test: storeProjects('sqlite', ['test/recovery.test.ts', 'test/cancel.test.ts']) });

@@ -3,27 +3,39 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createIdGenerator, systemClock } from '@demiurge/contracts';
+import type { EventStore } from '@demiurge/event-store';
+import { openPostgresEventStore } from '@demiurge/event-store-postgres';
 import { openSqliteEventStore } from '@demiurge/event-store-sqlite';
 import { expect, it } from 'vitest';
 import { controlPlaneProjectors, DurableWorkRuntime } from '../src/index.js';
+import { storeKind, testDatabase } from './harness.js';
 
 interface Report {
   owner: string;
   done: string[];
   errors: string[];
+  /** Claim races this process lost (version conflicts its command loop retried, then skipped). */
+  conflicts: number;
 }
 
-it('four processes claim 2,000 items from one file: each claimed and completed exactly once', async () => {
+// On PostgreSQL each append is a few round trips under the allocator's lock: fewer items keep the CI budget.
+const ITEMS = storeKind === 'postgres' ? { batches: 4, perBatch: 50 } : { batches: 20, perBatch: 100 };
+const TOTAL = ITEMS.batches * ITEMS.perBatch;
+
+it(`four processes claim ${TOTAL} items from one ${storeKind} store: each claimed and completed exactly once`, async () => {
   const dir = mkdtempSync(join(tmpdir(), 'demiurge-claim-'));
   try {
-    const path = join(dir, 'runtime.sqlite3');
-    const store = await openSqliteEventStore({ path, projectors: controlPlaneProjectors });
+    // The SQLite file, or a PostgreSQL database's URL: the children open the same store.
+    const path = (await testDatabase()) ?? join(dir, 'runtime.sqlite3');
+    const store: EventStore = path.startsWith('postgres')
+      ? await openPostgresEventStore({ url: path, projectors: controlPlaneProjectors })
+      : await openSqliteEventStore({ path, projectors: controlPlaneProjectors });
     const ids = createIdGenerator(systemClock);
     const work = new DurableWorkRuntime({ store, clock: systemClock, ids, owner: 'seeder' });
     const all: string[] = [];
-    for (let batch = 0; batch < 20; batch++) {
+    for (let batch = 0; batch < ITEMS.batches; batch++) {
       const made = await Promise.all(
-        Array.from({ length: 100 }, (_, i) => {
+        Array.from({ length: ITEMS.perBatch }, (_, i) => {
           const taskId = ids.next('tsk');
           return work.enqueue({ kind: 'task.completion', subjectId: `${batch}-${i}`, payload: { taskId } });
         }),
@@ -47,14 +59,16 @@ it('four processes claim 2,000 items from one file: each claimed and completed e
     const results = await reports;
     for (const r of results) expect(r.errors).toEqual([]);
     const done = results.flatMap((r) => r.done);
-    expect(done).toHaveLength(2000);
+    expect(done).toHaveLength(TOTAL);
     expect(new Set(done)).toEqual(new Set(all));
     expect(results.filter((r) => r.done.length > 0).length).toBeGreaterThan(1);
     const claimed = await store.readAll({ types: ['work.claimed'] });
     const succeeded = await store.readAll({ types: ['work.succeeded'] });
-    expect(claimed).toHaveLength(2000);
-    expect(new Set(claimed.map((e) => e.streamId)).size).toBe(2000);
-    expect(succeeded).toHaveLength(2000);
+    expect(claimed).toHaveLength(TOTAL);
+    expect(new Set(claimed.map((e) => e.streamId)).size).toBe(TOTAL);
+    expect(succeeded).toHaveLength(TOTAL);
+    // Reported for docs/postgres.md ("Claims across hosts"), not asserted: it depends on timing.
+    console.info(`${storeKind}: claim races lost per process: ${results.map((r) => r.conflicts).join(', ')}`);
     for (const id of all.slice(0, 50)) expect((await work.get(id)).status).toBe('succeeded');
     await store.close();
   } finally {

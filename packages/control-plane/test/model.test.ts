@@ -4,7 +4,7 @@ import type { TaskView } from '@demiurge/projector-task-board';
 import fc from 'fast-check';
 import { expect, it } from 'vitest';
 import { StaleClaimError, type WorkClaim } from '../src/index.js';
-import { dumpProjections, openRuntime, type Runtime } from './harness.js';
+import { dumpProjections, openRuntime, type Runtime, runsOn, storeKind } from './harness.js';
 
 /** What the model remembers of each item: enough to state the invariants, not to re-implement the machines. */
 interface WorkModel {
@@ -227,7 +227,7 @@ const taskCommands = [
   ),
 ];
 
-it('model-based: leases, fencing tokens, recovery, crashes and the task board keep their invariants', async () => {
+it(`model-based on ${storeKind}: leases, fencing tokens, recovery, crashes and the task board keep their invariants`, async () => {
   let seed = 0;
   await fc.assert(
     fc.asyncProperty(
@@ -237,6 +237,7 @@ it('model-based: leases, fencing tokens, recovery, crashes and the task board ke
       }),
       async (cmds) => {
         const rt = await openRuntime({ seed: ++seed, synchronous: 'NORMAL' });
+        // crash+reopen closes the store and opens it again on the same file or database.
         try {
           const model: Model = { work: [], tasks: [], sessionId: rt.ids.next('ses') };
           // Every sequence starts with work to claim and tasks to move, so its commands have subjects.
@@ -247,6 +248,6 @@ it('model-based: leases, fencing tokens, recovery, crashes and the task board ke
         }
       },
     ),
-    propertySettings(1000),
+    propertySettings(runsOn({ sqlite: 1000, postgres: 30 })),
   );
 }, 600_000);

@@ -1,3 +1,5 @@
+import { createInMemoryEventStore } from '@demiurge/event-store';
+import { testEventRegistry } from '@demiurge/event-store/testing';
 import { describe, expect, it } from 'vitest';
 import { BackgroundDispatcher } from './background-dispatcher.js';
 import type { DispatchOutcome } from './claim-dispatch.js';
@@ -83,5 +85,26 @@ describe('BackgroundDispatcher', () => {
     }
     await dispatcher.close();
     expect(() => dispatcher.start()).toThrow('start after close');
+  });
+
+  it('with events$, a committed event of wakeOn (from any host on PostgreSQL) starts a round at once, not at the next poll', async () => {
+    const s = scriptedRuntime();
+    const store = createInMemoryEventStore({ registry: testEventRegistry });
+    const dispatcher = new BackgroundDispatcher({
+      runtime: s.runtime,
+      intervalMs: 60_000,
+      events$: store.events$,
+      wakeOn: ['test.incremented'],
+      onError: () => {},
+    }).start();
+    await s.started(1);
+    s.rounds[0]!.finish([]); // the next poll is a minute away
+    await new Promise((r) => setTimeout(r, 20));
+    expect(s.rounds).toHaveLength(1);
+    const events = [{ type: 'test.incremented', data: { by: 1 } }];
+    await store.append({ streamType: 'counter', streamId: 'c', expectedVersion: 'any', events });
+    await s.started(2);
+    s.rounds[1]!.finish([]);
+    await dispatcher.close();
   });
 });

@@ -1,4 +1,4 @@
-import { type PollLoop, pollLoop } from '@demiurge/event-store';
+import { type EventStore, type PollLoop, pollLoop } from '@demiurge/event-store';
 import type { DispatchOutcome } from './claim-dispatch.js';
 import type { DeliveryRuntime } from './delivery-runtime.js';
 
@@ -10,6 +10,13 @@ export interface BackgroundDispatcherOptions {
   readonly limit?: number;
   /** Every error of a round (the loop goes on). Required: a background loop must not swallow errors. */
   readonly onError: (err: unknown) => void;
+  /**
+   * Committed events (a store's `events$`): a round starts at once on any of `wakeOn`. On PostgreSQL `events$`
+   * carries every host's commits, so a delivery another host queued is sent without waiting for `intervalMs`.
+   */
+  readonly events$?: EventStore['events$'];
+  /** Event types that start a round at once. Default `['delivery.queued']` when `events$` is given. */
+  readonly wakeOn?: readonly string[];
   /** Called with the outcomes of each round that dispatched something. */
   readonly onDispatched?: (outcomes: readonly DispatchOutcome[]) => void;
 }
@@ -44,6 +51,9 @@ export class BackgroundDispatcher {
         return outcomes.length;
       },
       again: (dispatched) => dispatched >= limit,
+      ...(this.options.events$
+        ? { events$: this.options.events$, wakeOn: this.options.wakeOn ?? ['delivery.queued'] }
+        : {}),
     });
     return this;
   }

@@ -1,5 +1,11 @@
 export { redactUrl, StoreUnavailableError } from './connection.js';
 export {
+  createDatabaseClock,
+  type DatabaseClock,
+  type DatabaseClockOptions,
+  type ReadServerMs,
+} from './database-clock.js';
+export {
   type ChainBreak,
   type ChainedRow,
   type ChainHead,

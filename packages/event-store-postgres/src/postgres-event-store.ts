@@ -34,6 +34,7 @@ import type pg from 'pg';
 import { Observable } from 'rxjs';
 import { appendInTransaction, lockHead } from './append-transaction.js';
 import { connectionError, createClient, createPool, redactUrl } from './connection.js';
+import { createDatabaseClock, type DatabaseClock, type DatabaseClockOptions } from './database-clock.js';
 import { decodeRow, EVENT_COLUMNS, type EventRow } from './event-rows.js';
 import { type ChainHead, type ChainReport, ChainWalker, compareKept } from './hash-chain.js';
 import { LogPublisher } from './log-publisher.js';
@@ -79,6 +80,8 @@ class PgStore implements PostgresEventStore {
   /** Appends (and rebuilds) of this store run one after another, in call order. */
   private queue: Promise<unknown> = Promise.resolve();
   private closed = false;
+  /** Database clocks made by this store: their re-sampling stops when it closes. */
+  private readonly clocks: DatabaseClock[] = [];
   private closing: Promise<void> | undefined;
 
   constructor(private readonly options: PostgresEventStoreOptions) {
@@ -184,6 +187,18 @@ class PgStore implements PostgresEventStore {
     return { position: Number(row.position), hash: row.hash.toString('hex') };
   }
 
+  async databaseClock(options?: DatabaseClockOptions): Promise<DatabaseClock> {
+    const read = async () => {
+      const { rows } = await this.pool.query<{ ms: number }>(
+        'SELECT extract(epoch FROM clock_timestamp())::float8 * 1000 AS ms',
+      );
+      return rows[0]!.ms;
+    };
+    const clock = await createDatabaseClock(read, options);
+    this.clocks.push(clock);
+    return clock;
+  }
+
   async verifyChain(options?: { batchSize?: number; kept?: ChainHead }): Promise<ChainReport> {
     const batchSize = options?.batchSize ?? 5000;
     const walker = new ChainWalker(options?.kept?.position);
@@ -275,6 +290,7 @@ class PgStore implements PostgresEventStore {
     this.closing ??= (async () => {
       await this.queue.catch(() => {});
       this.closed = true;
+      for (const clock of this.clocks) clock.close();
       await this.publisher.drain();
       this.publisher.complete();
       await this.listener?.stop();

@@ -1,5 +1,6 @@
 import type { Clock, EventRegistry, IdGenerator } from '@demiurge/contracts';
 import type { EventStore, Projector } from '@demiurge/event-store';
+import type { DatabaseClock, DatabaseClockOptions } from './database-clock.js';
 import type { ChainHead, ChainReport } from './hash-chain.js';
 
 export interface PostgresEventStoreOptions {
@@ -27,4 +28,14 @@ export interface PostgresEventStore extends EventStore {
   chainHead(): Promise<ChainHead>;
   /** Recomputes every event's hash in batches and names the first position that does not match. */
   verifyChain(options?: { batchSize?: number; kept?: ChainHead }): Promise<ChainReport>;
+  /**
+   * A {@link DatabaseClock} on this store's pool: the server's `clock_timestamp()`, sampled (shortest of 3 round
+   * trips, again every 30 s) and kept as an offset to a monotonic local reading. Pass it as the runtime's clock
+   * when the store is PostgreSQL, so every host judges leases and due times by the same time.
+   *
+   * @example
+   * const clock = await store.databaseClock();
+   * const work = new DurableWorkRuntime({ store, clock, ids, owner: 'host-1' });
+   */
+  databaseClock(options?: DatabaseClockOptions): Promise<DatabaseClock>;
 }

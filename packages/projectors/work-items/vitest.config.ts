@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config';
-import { sharedTestConfig } from '../../../vitest.shared.ts';
+import { storeProjects } from '../../../vitest.shared.ts';
 
-export default defineConfig({ test: sharedTestConfig() });
+// The rebuild-equality property on the in-memory store and again on PostgreSQL (DEMIURGE_TEST_STORE).
+export default defineConfig({ test: storeProjects('memory', ['src/work-items.property.test.ts']) });

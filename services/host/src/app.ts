@@ -356,6 +356,7 @@ export class DemiurgeApp {
     const dispatcher = new BackgroundDispatcher({
       runtime: this.delivery,
       intervalMs: this.config.delivery.poll_ms,
+      events$: this.store.events$,
       onError: (error) => logger.error(describeFailure({ name: 'delivery', error })),
     });
     dispatcher.start();

@@ -1,5 +1,5 @@
 import { createFakeClock, createSeededIdGenerator, propertySettings } from '@demiurge/contracts/testing';
-import { createInMemoryEventStore } from '@demiurge/event-store';
+import { propertyStores } from '@demiurge/event-store-postgres/testing';
 import {
   allowedEvents,
   deliveryLifecycle,
@@ -23,7 +23,7 @@ import {
   workWalk,
 } from '@demiurge/lifecycle/testing';
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import {
   countKey,
   type LastError,
@@ -114,15 +114,21 @@ function checkInvariants(dump: Dump, items: readonly Expected[], errors: Readonl
   expect(lastDoc && [operatorItemKey(lastDoc.aggregate, lastDoc.id), lastDoc.error]).toEqual(last);
 }
 
-describe('operator-status projector properties', () => {
+// The in-memory store, or PostgreSQL (a fresh database per run) under the `postgres` project of vitest.config.ts.
+const stores = await propertyStores();
+afterAll(() => stores.close());
+
+const describeOn = stores.skipped ? describe.skip : describe;
+
+describeOn(`operator-status projector properties on ${stores.kind}${stores.skipped}`, () => {
   it('equals a rebuild from the log, with exact counts and lists, after any accepted interleaving', async () => {
-    const settings = propertySettings(100);
+    const settings = propertySettings(stores.runs({ memory: 100, postgres: 10 }));
     const taken = new Set<string>();
     await fc.assert(
       fc.asyncProperty(steps(8), fc.nat(), async (walkSteps, checkAt) => {
         const clock = createFakeClock();
         const ids = createSeededIdGenerator(clock, 19);
-        const store = createInMemoryEventStore({ projectors: [operatorStatusProjector], clock, ids });
+        const store = await stores.open({ projectors: [operatorStatusProjector], clock, ids });
         const reader = store.projection('operator-status');
         const sessions = [ids.next('ses'), ids.next('ses')];
         const work = new MachineWalk(workWalk, ids, 2);

@@ -1,9 +1,10 @@
 import { createFakeClock, createSeededIdGenerator, propertySettings } from '@demiurge/contracts/testing';
-import { createInMemoryEventStore, type EventStore, loadAggregate } from '@demiurge/event-store';
+import { type EventStore, loadAggregate } from '@demiurge/event-store';
+import { propertyStores } from '@demiurge/event-store-postgres/testing';
 import { allowedEvents, deliveryFold, deliveryLifecycle, transitionTable } from '@demiurge/lifecycle';
 import { type DeliveryModel, deliveryWalk, edgeKey, MachineWalk, steps } from '@demiurge/lifecycle/testing';
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { type DeliveryView, deliveryStatusKey, outboxProjector, sessionDeliveryKey } from './index.js';
 
 type Dump = Record<string, Record<string, unknown>>;
@@ -61,15 +62,21 @@ async function checkAgreesWithCommandSide(store: EventStore, dump: Dump) {
   }
 }
 
-describe('outbox projector properties', () => {
+// The in-memory store, or PostgreSQL (a fresh database per run) under the `postgres` project of vitest.config.ts.
+const stores = await propertyStores();
+afterAll(() => stores.close());
+
+const describeOn = stores.skipped ? describe.skip : describe;
+
+describeOn(`outbox projector properties on ${stores.kind}${stores.skipped}`, () => {
   it('equals a rebuild from the log, with exact indexes, after any accepted interleaving of deliveries', async () => {
-    const settings = propertySettings(100);
+    const settings = propertySettings(stores.runs({ memory: 100, postgres: 10 }));
     const taken = new Set<string>();
     await fc.assert(
       fc.asyncProperty(steps(3), fc.nat(), async (walkSteps, checkAt) => {
         const clock = createFakeClock();
         const ids = createSeededIdGenerator(clock, 17);
-        const store = createInMemoryEventStore({ projectors: [outboxProjector], clock, ids });
+        const store = await stores.open({ projectors: [outboxProjector], clock, ids });
         const reader = store.projection('outbox');
         const walk = new MachineWalk(deliveryWalk(ids, [ids.next('ses'), ids.next('ses')]), ids, 3);
         for (const [i, s] of walkSteps.entries()) {

@@ -1,5 +1,5 @@
 import { createFakeClock, createSeededIdGenerator, propertySettings } from '@demiurge/contracts/testing';
-import { createInMemoryEventStore } from '@demiurge/event-store';
+import { propertyStores } from '@demiurge/event-store-postgres/testing';
 import {
   approvalLifecycle,
   finalStates,
@@ -11,7 +11,7 @@ import {
 } from '@demiurge/lifecycle';
 import { appendStreams, edgeKey, MachineWalk, type Step, steps, type WalkEvent } from '@demiurge/lifecycle/testing';
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import {
   type ApprovalModel,
   approvalWalk,
@@ -135,15 +135,21 @@ function checkInvariants(dump: Dump, models: Models) {
 
 const LIFECYCLES: readonly Lifecycle[] = [runLifecycle, turnLifecycle, toolCallLifecycle, approvalLifecycle];
 
-describe('runs projector properties', () => {
+// The in-memory store, or PostgreSQL (a fresh database per run) under the `postgres` project of vitest.config.ts.
+const stores = await propertyStores();
+afterAll(() => stores.close());
+
+const describeOn = stores.skipped ? describe.skip : describe;
+
+describeOn(`runs projector properties on ${stores.kind}${stores.skipped}`, () => {
   it('equals a rebuild from the log, with exact live runs and open approvals, after any accepted interleaving', async () => {
-    const settings = propertySettings(100);
+    const settings = propertySettings(stores.runs({ memory: 100, postgres: 10 }));
     const taken = new Set<string>();
     await fc.assert(
       fc.asyncProperty(steps(12), fc.nat(), async (walkSteps, checkAt) => {
         const clock = createFakeClock();
         const ids = createSeededIdGenerator(clock, 23);
-        const store = createInMemoryEventStore({ projectors: [runsProjector], clock, ids });
+        const store = await stores.open({ projectors: [runsProjector], clock, ids });
         const reader = store.projection('runs');
         const sessions = [ids.next('ses'), ids.next('ses')];
         const runs = new MachineWalk(runWalk(ids, sessions), ids, 2);

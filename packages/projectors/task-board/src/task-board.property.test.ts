@@ -1,9 +1,9 @@
 import { createFakeClock, createSeededIdGenerator, propertySettings } from '@demiurge/contracts/testing';
-import { createInMemoryEventStore } from '@demiurge/event-store';
+import { propertyStores } from '@demiurge/event-store-postgres/testing';
 import { allowedEvents, taskLifecycle, transitionTable } from '@demiurge/lifecycle';
 import { appendStreams, edgeKey, MachineWalk, steps, type TaskModel, taskWalk } from '@demiurge/lifecycle/testing';
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import {
   boardKey,
   LOG_TAIL_LINES,
@@ -53,16 +53,22 @@ function checkInvariants(dump: Dump, models: readonly TaskModel[]) {
   expect(dump['by-session'] ?? {}).toEqual(bySession);
 }
 
-describe('task-board projector properties', () => {
+// The in-memory store, or PostgreSQL (a fresh database per run) under the `postgres` project of vitest.config.ts.
+const stores = await propertyStores();
+afterAll(() => stores.close());
+
+const describeOn = stores.skipped ? describe.skip : describe;
+
+describeOn(`task-board projector properties on ${stores.kind}${stores.skipped}`, () => {
   it('equals a rebuild from the log, with exact lanes and tails, after any accepted interleaving of tasks', async () => {
-    const settings = propertySettings(100);
+    const settings = propertySettings(stores.runs({ memory: 100, postgres: 10 }));
     const taken = new Set<string>();
     let longestTail = 0;
     await fc.assert(
       fc.asyncProperty(steps(3), fc.nat(), async (walkSteps, checkAt) => {
         const clock = createFakeClock();
         const ids = createSeededIdGenerator(clock, 13);
-        const store = createInMemoryEventStore({ projectors: [taskBoardProjector], clock, ids });
+        const store = await stores.open({ projectors: [taskBoardProjector], clock, ids });
         const reader = store.projection('task-board');
         const walk = new MachineWalk(taskWalk(ids, [ids.next('ses'), ids.next('ses')]), ids, 3);
         for (const [i, s] of walkSteps.entries()) {

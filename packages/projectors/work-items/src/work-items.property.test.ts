@@ -1,9 +1,9 @@
 import { createFakeClock, createSeededIdGenerator, propertySettings } from '@demiurge/contracts/testing';
-import { createInMemoryEventStore } from '@demiurge/event-store';
+import { propertyStores } from '@demiurge/event-store-postgres/testing';
 import { allowedEvents, transitionTable, workLifecycle } from '@demiurge/lifecycle';
 import { edgeKey, MachineWalk, steps, type WorkModel, workWalk } from '@demiurge/lifecycle/testing';
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import {
   claimableByKindKey,
   claimableKey,
@@ -55,15 +55,21 @@ function checkInvariants(dump: Dump, models: readonly WorkModel[]) {
   expect(Object.keys(dump.leases ?? {})).toEqual([...leases].sort());
 }
 
-describe('work-items projector properties', () => {
+// The in-memory store, or PostgreSQL (a fresh database per run) under the `postgres` project of vitest.config.ts.
+const stores = await propertyStores();
+afterAll(() => stores.close());
+
+const describeOn = stores.skipped ? describe.skip : describe;
+
+describeOn(`work-items projector properties on ${stores.kind}${stores.skipped}`, () => {
   it('equals a rebuild from the log, with exact indexes, after any accepted interleaving of work items', async () => {
-    const settings = propertySettings(100);
+    const settings = propertySettings(stores.runs({ memory: 100, postgres: 10 }));
     const taken = new Set<string>();
     await fc.assert(
       fc.asyncProperty(steps(3), fc.nat(), async (walkSteps, checkAt) => {
         const clock = createFakeClock();
         const ids = createSeededIdGenerator(clock, 11);
-        const store = createInMemoryEventStore({ projectors: [workItemsProjector], clock, ids });
+        const store = await stores.open({ projectors: [workItemsProjector], clock, ids });
         const reader = store.projection('work-items');
         const walk = new MachineWalk(workWalk, ids, 3);
         for (const [i, s] of walkSteps.entries()) {
