@@ -38,6 +38,8 @@ export async function testDatabase(): Promise<string | undefined> {
 /** The control plane on a real store (SQLite file or PostgreSQL database), with a fake clock; `reopen` is a crash and restart. */
 export interface Runtime {
   readonly dir: string;
+  /** The SQLite file (tests about SQLite's own files use it; unused on PostgreSQL). */
+  readonly path: string;
   readonly clock: FakeClock;
   readonly ids: IdGenerator;
   store: EventStore;
@@ -74,6 +76,7 @@ export async function openRuntime(
   };
   const runtime: Runtime = {
     dir,
+    path,
     clock,
     ids,
     ...(await build()),

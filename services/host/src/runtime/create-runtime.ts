@@ -89,8 +89,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<HostRuntim
   const home = resolve(options.home);
   const config = loadConfig(home, options.overrides, options.env);
   mkdirSync(join(home, 'runtime'), { recursive: true, mode: 0o700 });
-  const clock = options.clock ?? systemClock;
-  const ids = options.ids ?? createIdGenerator(clock);
+  const localClock = options.clock ?? systemClock;
   const owner = options.owner ?? hostIdentity();
   const env = options.env ?? process.env;
   const logger = options.logger ?? createLogger();
@@ -98,11 +97,15 @@ export async function createRuntime(options: RuntimeOptions): Promise<HostRuntim
   const damaged$ = new Subject<DamagedStoreError>();
   const store = await openHostStore(storeSelection(home, config), {
     projectors: hostProjectors,
-    clock,
-    ids,
+    clock: localClock,
+    ids: options.ids ?? createIdGenerator(localClock),
     onDamaged: (error) => damaged$.next(error),
   });
   try {
+    // Several hosts on one PostgreSQL database judge leases and due times by the server's clock
+    // (docs/postgres.md, "The database clock"); a host on SQLite has only its own.
+    const clock = options.clock ?? ('databaseClock' in store ? await store.databaseClock() : localClock);
+    const ids = options.ids ?? createIdGenerator(clock);
     const core = await loadCore(resolve(config.core ?? DEFAULT_CORE_DIR));
     const workspace = realpathSync(resolve(config.workspace ?? process.cwd()));
     const background = new BackgroundWorkRuntime({
