@@ -140,7 +140,6 @@ export class GroupCommitWriter {
   }
 
   private runBatch(batch: readonly PendingAppend[], savepoints: boolean): Outcome[] {
-    const { stmts } = this.deps;
     let caughtUp: number | undefined;
     const { overlay } = this.deps.projections;
     let outcomes: Outcome[];
