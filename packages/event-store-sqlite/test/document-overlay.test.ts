@@ -88,19 +88,26 @@ it('a batch holds its documents until the commit: a refused append drops only it
 });
 
 it('a batch whose every append succeeds writes each document once and equals a rebuild', async () => {
-  const store = await openSqliteEventStore({
-    path: join(dir.path, 'runtime.sqlite3'),
-    registry: testEventRegistry,
-    projectors: [shared],
-  });
+  const path = join(dir.path, 'runtime.sqlite3');
+  const store = await openSqliteEventStore({ path, registry: testEventRegistry, projectors: [shared] });
+  // Counts the writes SQLite sees to the shared total (a trigger, fired on the store's own connection).
+  const probe = new Database(path);
+  probe.exec(`CREATE TABLE total_writes (n INTEGER NOT NULL); INSERT INTO total_writes VALUES (0);
+    CREATE TRIGGER total_inserted AFTER INSERT ON projection_documents WHEN NEW.collection = 'totals'
+      BEGIN UPDATE total_writes SET n = n + 1; END;
+    CREATE TRIGGER total_updated AFTER UPDATE ON projection_documents WHEN NEW.collection = 'totals'
+      BEGIN UPDATE total_writes SET n = n + 1; END;`);
   try {
     await Promise.all(Array.from({ length: 40 }, (_, i) => store.append(increment(`s${i}`, i))));
+    // 40 appends in one transaction moved the total 40 times: SQLite saw one write.
+    expect(probe.prepare('SELECT n FROM total_writes').pluck().get()).toBe(1);
     const live = await store.projection('shared').dump();
     expect(live.totals).toEqual({ all: 780 });
     expect(Object.keys(live.streams ?? {})).toHaveLength(40);
     await store.rebuild();
     expect(await store.projection('shared').dump()).toEqual(live);
   } finally {
+    probe.close();
     await store.close();
   }
 });
