@@ -140,16 +140,40 @@ export class GroupCommitWriter {
   }
 
   private runBatch(batch: readonly PendingAppend[], savepoints: boolean): Outcome[] {
-    const { stmts } = this.deps;
     let caughtUp: number | undefined;
-    const outcomes = this.deps.transaction(() => {
-      caughtUp = this.catchUpForeignWrites();
+    const { overlay } = this.deps.projections;
+    let outcomes: Outcome[];
+    try {
+      outcomes = this.runInTransaction(batch, savepoints, (v) => {
+        caughtUp = v;
+      });
+    } finally {
+      // Committed or rolled back: nothing held outlives the transaction.
+      overlay.end();
+    }
+    // Only once committed: a rolled-back transaction also rolled back the catch-up it began with.
+    if (caughtUp !== undefined) this.projectionDataVersion = caughtUp;
+    return outcomes;
+  }
+
+  private runInTransaction(
+    batch: readonly PendingAppend[],
+    savepoints: boolean,
+    caughtUpTo: (dataVersion: number | undefined) => void,
+  ): Outcome[] {
+    const { stmts } = this.deps;
+    const { overlay } = this.deps.projections;
+    return this.deps.transaction(() => {
+      // Documents written by the batch are held and written once, before the commit (see DocumentOverlay).
+      overlay.begin();
+      caughtUpTo(this.catchUpForeignWrites());
       const head = stmts.chainHead.get();
       this.chain = { position: head?.position ?? 0, hash: head?.hash ?? GENESIS_HASH };
       let last = 0;
       const outcomes = batch.map((pending): Outcome => {
         if (!savepoints) return { ok: true, value: this.appendInTx(pending.plan) };
         stmts.savepoint.run();
+        overlay.mark();
         const chain = this.chain;
         try {
           const value = this.appendInTx(pending.plan);
@@ -159,17 +183,16 @@ export class GroupCommitWriter {
           if (isCorruption(error)) throw error;
           stmts.rollbackTo.run();
           stmts.release.run();
+          overlay.rollbackToMark();
           this.chain = chain;
           return { ok: false, error };
         }
       });
       for (const o of outcomes) if (o.ok && !o.value.replayed) last = Math.max(last, o.value.lastPosition);
+      overlay.flush();
       if (last > 0) this.deps.projections.checkpointAtHead(last);
       return outcomes;
     });
-    // Only once committed: a rolled-back transaction also rolled back the catch-up it began with.
-    if (caughtUp !== undefined) this.projectionDataVersion = caughtUp;
-    return outcomes;
   }
 
   private appendInTx(plan: AppendPlan): AppendResult {

@@ -3,6 +3,7 @@ import type { ProjectionTx, Projector } from '@demiurge/event-store';
 import { applyOne } from '@demiurge/event-store/adapter';
 import type Database from 'better-sqlite3';
 import type { Kysely } from 'kysely';
+import { DocumentOverlay } from './document-overlay.js';
 import { decodeRow, EVENT_COLUMNS, type EventRow, type LogStatements } from './event-rows.js';
 import type { StoreSchema } from './schema.js';
 import type { SqlRunner } from './sql-runner.js';
@@ -23,6 +24,8 @@ export class ProjectorRunner {
   private readonly handles = new Map<string, ReadonlySet<string>>();
   /** `UPDATE … SET position = ? WHERE name IN (every projector)`, or none without projectors. */
   private readonly checkpointAll: Database.Statement<unknown[]> | undefined;
+  /** The documents a group-commit transaction wrote, held until it commits (see {@link DocumentOverlay}). */
+  readonly overlay: DocumentOverlay;
 
   constructor(
     readonly projectors: readonly Projector[],
@@ -33,8 +36,9 @@ export class ProjectorRunner {
     qb: Kysely<StoreSchema>,
   ) {
     const docs = new DocumentStatements(db);
+    this.overlay = new DocumentOverlay(docs);
     for (const p of projectors) {
-      this.txs.set(p.name, new SqliteProjectionTx(p.name, docs, runner, qb));
+      this.txs.set(p.name, new SqliteProjectionTx(p.name, docs, runner, qb, this.overlay));
       this.handles.set(p.name, new Set(p.handles));
     }
     if (projectors.length > 0) {

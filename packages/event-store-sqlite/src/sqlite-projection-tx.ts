@@ -2,6 +2,7 @@ import type { ListOptions, ProjectionTx } from '@demiurge/event-store';
 import { encodeDocument } from '@demiurge/event-store/adapter';
 import type Database from 'better-sqlite3';
 import type { Kysely } from 'kysely';
+import type { DocumentOverlay } from './document-overlay.js';
 import type { StoreSchema } from './schema.js';
 import type { SqlRunner } from './sql-runner.js';
 
@@ -23,7 +24,8 @@ export class DocumentStatements {
 
 /**
  * The SQLite {@link ProjectionTx}: one projector's documents in `projection_documents`, written inside
- * the caller's transaction (so a rollback undoes them with the events).
+ * the caller's transaction (so a rollback undoes them with the events). In a group commit, writes are held
+ * in the batch's {@link DocumentOverlay} and reach SQLite once, before the commit.
  */
 export class SqliteProjectionTx implements ProjectionTx {
   constructor(
@@ -31,26 +33,34 @@ export class SqliteProjectionTx implements ProjectionTx {
     private readonly hot: DocumentStatements,
     private readonly runner: SqlRunner,
     private readonly qb: Kysely<StoreSchema>,
+    private readonly overlay: DocumentOverlay,
   ) {}
 
   get<T>(collection: string, id: string): T | undefined {
+    const held = this.overlay.isActive ? this.overlay.read(this.projector, collection, id) : undefined;
+    if (held !== undefined) return held === null ? undefined : (JSON.parse(held) as T);
     const row = this.hot.get.get(this.projector, collection, id);
     return row ? (JSON.parse(row.doc) as T) : undefined;
   }
 
   put(collection: string, id: string, doc: unknown): void {
-    this.hot.put.run(this.projector, collection, id, encodeDocument(collection, id, doc));
+    const encoded = encodeDocument(collection, id, doc);
+    if (this.overlay.isActive) this.overlay.write(this.projector, collection, id, encoded);
+    else this.hot.put.run(this.projector, collection, id, encoded);
   }
 
   delete(collection: string, id: string): void {
-    this.hot.delete.run(this.projector, collection, id);
+    if (this.overlay.isActive) this.overlay.write(this.projector, collection, id, null);
+    else this.hot.delete.run(this.projector, collection, id);
   }
 
   list<T>(collection: string, options?: ListOptions): T[] {
+    if (this.overlay.isActive) this.overlay.flush();
     return listDocuments(this.runner, this.projector, collection, options).map((row) => JSON.parse(row.doc) as T);
   }
 
   clear(collection?: string): void {
+    if (this.overlay.isActive) this.overlay.flush();
     let query = this.qb.deleteFrom('projection_documents').where('projector', '=', this.projector);
     if (collection !== undefined) query = query.where('collection', '=', collection);
     this.runner.run(query);
