@@ -4,6 +4,7 @@ import { createInterface } from 'node:readline';
 import { isDeepStrictEqual } from 'node:util';
 import { dumpProjections, type StoredEventRecord } from '@demiurge/event-store';
 import { describeStore, loadConfig, type StoreSelection, storeSelection } from '@demiurge/host';
+import { z } from 'zod';
 import { ExitCode, UsageError } from '../cli-errors.js';
 import type { HomePaths } from '../home.js';
 import type { CommandIo } from '../io.js';
@@ -46,8 +47,21 @@ export async function exportCommand(paths: HomePaths, options: { out?: string },
   io.err(`exported ${count} event(s) from ${describeStore(selection)} to ${options.out}`);
 }
 
-const STRING_FIELDS = ['eventId', 'streamType', 'streamId', 'type', 'data', 'meta', 'recordedAt'] as const;
-const NUMBER_FIELDS = ['position', 'streamVersion', 'schemaVersion'] as const;
+/** One line of `demiurge export`: a stored event as it is (data and meta as the stored JSON text). */
+const RecordLine = z.object({
+  position: z.number().int('must be a whole number'),
+  eventId: z.string(),
+  streamType: z.string(),
+  streamId: z.string(),
+  streamVersion: z.number().int('must be a whole number'),
+  type: z.string(),
+  schemaVersion: z.number().int('must be a whole number'),
+  data: z.string(),
+  meta: z.string(),
+  recordedAt: z.string(),
+  idempotencyKey: z.string().nullable().default(null),
+  hash: z.string().nullable().default(null),
+});
 
 /** One NDJSON line as a record, or a usage error naming the line and the field. */
 function parseRecord(line: string, n: number, file: string): StoredEventRecord {
@@ -61,26 +75,17 @@ function parseRecord(line: string, n: number, file: string): StoredEventRecord {
     return fail('not JSON');
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return fail('not an object');
-  const v = value as Record<string, unknown>;
-  for (const k of STRING_FIELDS) if (typeof v[k] !== 'string') fail(`${k} must be a string`);
-  for (const k of NUMBER_FIELDS) if (!Number.isInteger(v[k])) fail(`${k} must be a whole number`);
-  for (const k of ['idempotencyKey', 'hash'] as const) {
-    if (v[k] !== null && typeof v[k] !== 'string') fail(`${k} must be a string or null`);
+  const parsed = RecordLine.safeParse(value);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    const field = issue.path.join('.');
+    const expected =
+      issue.code === 'invalid_type'
+        ? `must be ${issue.expected === 'number' ? 'a whole number' : `a ${issue.expected}`}`
+        : issue.message;
+    return fail(`${field} ${field === 'idempotencyKey' || field === 'hash' ? 'must be a string or null' : expected}`);
   }
-  return {
-    position: v.position as number,
-    eventId: v.eventId as string,
-    streamType: v.streamType as string,
-    streamId: v.streamId as string,
-    streamVersion: v.streamVersion as number,
-    type: v.type as string,
-    schemaVersion: v.schemaVersion as number,
-    data: v.data as string,
-    meta: v.meta as string,
-    recordedAt: v.recordedAt as string,
-    idempotencyKey: (v.idempotencyKey ?? null) as string | null,
-    hash: (v.hash ?? null) as string | null,
-  };
+  return parsed.data;
 }
 
 async function* readRecords(file: string): AsyncGenerator<StoredEventRecord> {
