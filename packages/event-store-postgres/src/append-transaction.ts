@@ -5,7 +5,7 @@ import { type Kysely, sql } from 'kysely';
 import { decodeRow, EVENT_COLUMNS, type EventRow } from './event-rows.js';
 import { type ChainedRow, eventHash } from './hash-chain.js';
 import { EVENTS_CHANNEL } from './log-publisher.js';
-import type { ProjectorRunner } from './projector-runner.js';
+import { type DocumentWrites, documentWritesCtes, type ProjectorRunner } from './projector-runner.js';
 import type { StoreSchema } from './schema.js';
 
 type Db = Kysely<StoreSchema>;
@@ -108,10 +108,14 @@ export async function appendInTransaction(
     }
   }
   const lastPosition = head.position + rows.length;
-  if (projectors.length > 0) await runner.apply(tx, events);
-  // One statement: insert the events, move the head and the projectors' checkpoints (they have seen everything
-  // up to it), and NOTIFY, which PostgreSQL delivers at commit, in commit order. Projectors read documents,
-  // never `events`, so the rows can wait until here.
+  const writes: DocumentWrites =
+    projectors.length > 0
+      ? await runner.applyCollect(tx, events)
+      : { put: { p: [], c: [], i: [], d: [] }, gone: { p: [], c: [], i: [] } };
+  // One statement: insert the events, write the projectors' documents, move the head and the projectors'
+  // checkpoints (they have seen everything up to it), and NOTIFY, which PostgreSQL delivers at commit, in commit
+  // order. Projectors read documents, never `events`, so the rows can wait until here. Its text never changes
+  // (every value is a parameter, rows are arrays), so each connection prepares it once.
   const column = <K extends keyof (typeof rows)[number]>(k: K) => rows.map((r) => r[k]);
   try {
     await sql`WITH inserted AS (
@@ -122,6 +126,7 @@ export async function appendInTransaction(
           ${column('type')}::text[], ${column('schema_version')}::integer[], ${column('data')}::text[],
           ${column('meta')}::text[], ${column('recorded_at')}::text[], ${column('idempotency_key')}::text[],
           ${column('hash')}::bytea[])),
+      ${documentWritesCtes(writes)},
       moved AS (UPDATE log_head SET position = ${lastPosition}, hash = ${previous} RETURNING position),
       checkpoints AS (UPDATE projector_checkpoints SET position = ${lastPosition}
         WHERE name = ANY(${projectors.map((p) => p.name)}::text[]))

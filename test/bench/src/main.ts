@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { benchConcurrentAppends, benchSequentialAppends } from './append-bench.js';
 import { benchSizes, countLabel, IN_FLIGHT } from './config.js';
+import { benchPostgres } from './pg-bench.js';
 import { benchRebuild } from './rebuild-bench.js';
 import { type BenchResult, compared, formatTable, writeResults } from './results.js';
 import { benchStartup } from './startup/startup-bench.js';
@@ -85,6 +86,8 @@ async function main(): Promise<void> {
   const four = await benchFourProcesses(sizes.workItemsContended);
   log(`  ${Math.round(four)} items/s`);
   results.push({ name: 'work items claim+succeed, 4 processes FULL', value: Math.round(four), unit: 'items/s' });
+
+  results.push(...(await benchPostgres(sizes.label, log)));
 
   results.push(...(await benchStartup(sizes.startupRuns, sizes.statusEvents, log)));
 
