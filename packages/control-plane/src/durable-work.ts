@@ -16,31 +16,16 @@ import {
   streamAppend,
 } from '@demiurge/event-store';
 import { checkEvents, type WorkEventType, workLifecycle } from '@demiurge/lifecycle';
-import {
-  claimableByKindPrefix,
-  claimableKey,
-  leaseKey,
-  type WorkItemView,
-  workItemsReader,
-} from '@demiurge/projector-work-items';
+import { claimableKey, leaseKey, type WorkItemView, workItemsReader } from '@demiurge/projector-work-items';
 import { z } from 'zod';
 import { NotClaimableError, NotFoundError, parseSpec } from './errors.js';
 import { defaultWorkKinds, type KindRegistry } from './kinds.js';
 import { decideWork, type WorkCommand } from './work.decider.js';
-import { isLeased, loadWork, payloadProblem } from './work-aggregate.js';
+import { loadWork } from './work-aggregate.js';
+import { type ClaimContext, claimDue, decideClaim, type WorkClaim } from './work-claims.js';
 import { expireLease, setAsideIfCorrupt } from './work-recovery.js';
 
-/** A live claim: present its token on every later write of the item. */
-export interface WorkClaim {
-  readonly workId: string;
-  readonly kind: string;
-  readonly subjectId: string;
-  readonly payload: unknown;
-  readonly claimToken: string;
-  readonly attempt: number;
-  readonly owner: string;
-  readonly leaseUntil: string;
-}
+export type { WorkClaim } from './work-claims.js';
 
 export const EnqueueSpec = z.object({
   workId: WorkId.optional(),
@@ -146,39 +131,31 @@ export class DurableWorkRuntime {
 
   /** Claims one item by id (queued or retry_scheduled and due, or leased with an expired lease). */
   async claim(workId: string, options: { leaseMs?: number } = {}): Promise<WorkClaim> {
-    const outcome = await this.tryClaim(workId, options.leaseMs ?? this.leaseMs);
+    const leaseMs = options.leaseMs ?? this.leaseMs;
+    const outcome = await commandLoop(this.options.store, async () => {
+      const decision = decideClaim(
+        this.claimContext(),
+        await loadWork(this.options.store, workId),
+        this.options.clock.now(),
+        leaseMs,
+      );
+      return { streams: decision.stream ? [decision.stream] : [], result: decision, options: this.appendOptions() };
+    });
     if ('claim' in outcome) return outcome.claim;
     throw new NotClaimableError(workId, outcome.refused);
   }
 
   /**
    * Claims up to `limit` due items, oldest first (optionally of one kind), including leased items
-   * whose lease has expired. Items another worker takes first are skipped.
+   * whose lease has expired, in one commit (concurrent callers' claims share it too). Items another
+   * worker takes first are skipped. See {@link claimDue}.
    */
   async claimDue(options: { kind?: string; limit: number; leaseMs?: number }): Promise<WorkClaim[]> {
-    const now = iso(this.options.clock.now());
-    const claims: WorkClaim[] = [];
-    const reader = workItemsReader(this.options.store);
-    const candidates: string[] = [];
-    const [collection, prefix] = options.kind
-      ? [reader.claimableByKind, claimableByKindPrefix(options.kind)]
-      : [reader.claimable, ''];
-    const due = await collection.list({
-      prefix,
-      limit: options.limit * 2 + 2,
+    return claimDue(this.claimContext(), {
+      kind: options.kind,
+      limit: options.limit,
+      leaseMs: options.leaseMs ?? this.leaseMs,
     });
-    for (const entry of due) if (entry.dueAt <= now) candidates.push(entry.workId);
-    const leases = await reader.leases.list({ limit: options.limit * 2 + 2 });
-    for (const lease of leases) {
-      if (lease.leaseUntil >= now) break;
-      if (lease.status !== 'sending' && (!options.kind || lease.kind === options.kind)) candidates.push(lease.workId);
-    }
-    for (const workId of candidates) {
-      if (claims.length >= options.limit) break;
-      const outcome = await this.tryClaim(workId, options.leaseMs ?? this.leaseMs);
-      if ('claim' in outcome) claims.push(outcome.claim);
-    }
-    return claims;
   }
 
   /** Extends the lease. */
@@ -278,66 +255,16 @@ export class DurableWorkRuntime {
 
   // --- internals ------------------------------------------------------------------------------
 
+  private claimContext(): ClaimContext {
+    const { store, clock, ids, owner } = this.options;
+    return { store, clock, ids, owner, kinds: this.kinds, appendOptions: this.appendOptions() };
+  }
+
   private appendOptions(idempotencyKey?: string): AppendOptions {
     return {
       meta: { actor: { kind: 'system', id: this.options.owner }, ...this.options.meta },
       ...(idempotencyKey ? { idempotencyKey } : {}),
     };
-  }
-
-  private async tryClaim(workId: string, leaseMs: number): Promise<{ claim: WorkClaim } | { refused: string }> {
-    const now = this.options.clock.now();
-    return commandLoop<{ claim: WorkClaim } | { refused: string }>(this.options.store, async () => {
-      const item = await loadWork(this.options.store, workId);
-      const refuse = (refused: string) => ({ streams: [], result: { refused } });
-      if (item.state === 'none') return refuse('no such work item');
-      const expired =
-        isLeased(item.state) && item.state !== 'sending' && item.leaseUntil !== null && item.leaseUntil < iso(now);
-      const events: NewEvent<WorkEventType>[] = [];
-      if (expired) {
-        events.push({
-          type: 'work.lease_expired',
-          data: { workId, claimToken: item.claimToken!, attempt: item.attempt },
-        });
-      } else if (item.state !== 'queued' && item.state !== 'retry_scheduled') {
-        return refuse(`it is ${item.state}`);
-      } else if (item.dueAt !== null && item.dueAt > iso(now)) {
-        return refuse(`it is not due until ${item.dueAt}`);
-      }
-      const problem = payloadProblem(this.kinds, item);
-      if (problem) {
-        events.push({ type: 'work.corrupt', data: { workId, detail: problem } });
-        return {
-          streams: [streamAppend(WORK, item, checkEvents(workLifecycle, item.state, events, workId))],
-          result: { refused: `corrupt: ${problem}` },
-        };
-      }
-      const claim: WorkClaim = {
-        workId,
-        kind: item.kind!,
-        subjectId: item.subjectId!,
-        payload: item.payload,
-        claimToken: this.options.ids.next('clm'),
-        attempt: item.attempt + 1,
-        owner: this.options.owner,
-        leaseUntil: iso(now + leaseMs),
-      };
-      events.push({
-        type: 'work.claimed',
-        data: {
-          workId,
-          claimToken: claim.claimToken,
-          attempt: claim.attempt,
-          owner: claim.owner,
-          leaseUntil: claim.leaseUntil,
-        },
-      });
-      return {
-        streams: [streamAppend(WORK, item, checkEvents(workLifecycle, item.state, events, workId))],
-        result: { claim },
-        options: this.appendOptions(),
-      };
-    });
   }
 
   /** The claim a claimant's command presents, checked at the clock's now. */

@@ -55,6 +55,13 @@ export function createProjectionReader(
       }
       return out;
     },
+    counts: async () => {
+      const { rows: counted } = await read(() =>
+        sql<{ collection: string; n: number }>`SELECT collection, count(*)::integer AS n FROM projection_documents
+          WHERE projector = ${projector.name} GROUP BY collection ORDER BY collection`.execute(db),
+      );
+      return Object.fromEntries(counted.map((r) => [r.collection, r.n]));
+    },
     checkpoint: () =>
       read(async () => {
         const cp = (await runner.readCheckpoints(db)).get(projector.name);

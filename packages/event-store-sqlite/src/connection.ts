@@ -56,6 +56,8 @@ export function configure(db: Database.Database, options: ConnectionOptions = {}
 }
 
 function migrate(db: Database.Database, path: string): void {
+  // A database at this schema version needs nothing: a plain read, so opening never waits for the write lock.
+  if (db.pragma('user_version', { simple: true }) === SCHEMA_VERSION) return;
   const qb = createQueryBuilder();
   db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
     version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)`);

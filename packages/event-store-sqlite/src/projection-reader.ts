@@ -44,6 +44,19 @@ export function createProjectionReader(
       }
       return out;
     },
+    counts: async () =>
+      Object.fromEntries(
+        guard(() =>
+          runner
+            .statement(
+              'SELECT collection, COUNT(*) AS n FROM projection_documents WHERE projector = ? GROUP BY collection ORDER BY collection',
+            )
+            .all(projector.name),
+        ).map((r) => {
+          const row = r as { collection: string; n: number };
+          return [row.collection, row.n];
+        }),
+      ),
     checkpoint: async () =>
       guard(() => {
         const cp = projections.readCheckpoints().get(projector.name);

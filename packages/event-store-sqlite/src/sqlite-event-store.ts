@@ -13,7 +13,6 @@ import {
   type AppendResult,
   type AppendStream,
   DamagedStoreError,
-  InvalidAppendError,
   type IterateOptions,
   type ProjectionReader,
   type Projector,
@@ -21,27 +20,24 @@ import {
   type ReadStreamOptions,
   type RebuildOptions,
   type RebuildReport,
-  StoreBusyError,
   StoreClosedError,
-  StreamTypeMismatchError,
   type SubscribeOptions,
 } from '@demiurge/event-store';
 import {
   type AppendPlan,
   assertDistinctProjectors,
   catchUpSubscription,
-  checkExpectedVersion,
-  eventIdempotencyKey,
   iterateInBatches,
   planAppend,
   selectProjectors,
-  toRecorded,
 } from '@demiurge/event-store/adapter';
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
 import { Observable } from 'rxjs';
 import { openDatabase } from './connection.js';
+import { closeWithoutCheckpoint } from './damaged-close.js';
 import { decodeRow, type EventRow, LogStatements } from './event-rows.js';
-import { type ChainHead, type ChainReport, ChainWalker, compareKept, eventHash, GENESIS_HASH } from './hash-chain.js';
+import { GroupCommitWriter } from './group-commit.js';
+import { type ChainHead, type ChainReport, ChainWalker, compareKept, GENESIS_HASH } from './hash-chain.js';
 import { LogPublisher } from './log-publisher.js';
 import { createProjectionReader } from './projection-reader.js';
 import { ProjectorRunner } from './projector-runner.js';
@@ -49,16 +45,6 @@ import { createQueryBuilder } from './schema.js';
 import { SqlRunner } from './sql-runner.js';
 import type { ConnectionSettings, SqliteEventStore, SqliteEventStoreOptions } from './sqlite-store-options.js';
 import { isCorruption } from './store-file-check.js';
-
-interface PendingAppend {
-  readonly plan: AppendPlan;
-  resolve(result: AppendResult): void;
-  reject(error: unknown): void;
-}
-
-type Outcome = { ok: true; value: AppendResult } | { ok: false; error: unknown };
-
-const MAX_BATCH = 512;
 
 /**
  * Opens the SQLite event store at `path`, running migrations and bringing every projector up to
@@ -91,16 +77,10 @@ class SqliteStore implements SqliteEventStore {
   private readonly stmts: LogStatements;
   private readonly projections: ProjectorRunner;
   private readonly publisher: LogPublisher;
-  private readonly pending: PendingAppend[] = [];
-  private scheduled = false;
-  private flushing = false;
-  private exclusive = false;
+  private readonly writer: GroupCommitWriter;
   private closed = false;
   /** Set at the first corruption error: from then on the store refuses everything with it (fail-stop). */
   private damaged: DamagedStoreError | undefined;
-  /** The chain's head inside the append transaction: the last inserted position and its hash. */
-  private chain: { position: number; hash: Buffer } = { position: 0, hash: GENESIS_HASH };
-  private projectionDataVersion = -1;
   readonly events$: Observable<RecordedEvent>;
 
   constructor(
@@ -121,19 +101,35 @@ class SqliteStore implements SqliteEventStore {
       this.stmts,
       this.registry,
       options.tailIntervalMs ?? 100,
-      () => !this.closed && !this.flushing && !this.damaged,
+      () => !this.closed && !this.writer.flushing && !this.damaged,
       (err) => this.failStop(err),
     );
     this.events$ = this.publisher.events$;
+    this.writer = new GroupCommitWriter({
+      stmts: this.stmts,
+      registry: this.registry,
+      projections: this.projections,
+      projectors: this.projectors,
+      publisher: this.publisher,
+      busyRetryMs: options.busyRetryMs ?? 30_000,
+      transaction: (work) => this.transaction(work),
+      failStop: (err) => this.failStop(err),
+      damaged: () => this.damaged,
+    });
   }
 
   async initialize(batchSize: number): Promise<void> {
-    this.guard(() => this.transaction(() => this.projections.resetStale()));
-    while (!this.guard(() => this.transaction(() => this.projections.catchUp(this.projectors, batchSize))).done) {
-      await yieldToLoop();
+    // Read first: another connection's later commits then change data_version and are caught up at our
+    // next commit.
+    const dataVersion = this.guard(() => this.stmts.dataVersion.get()!);
+    if (this.guard(() => this.projections.needsCatchUp())) {
+      this.guard(() => this.transaction(() => this.projections.resetStale()));
+      while (!this.guard(() => this.transaction(() => this.projections.catchUp(this.projectors, batchSize))).done) {
+        await yieldToLoop();
+      }
     }
     this.guard(() => {
-      this.projectionDataVersion = this.stmts.dataVersion.get()!;
+      this.writer.projectionDataVersion = dataVersion;
       this.publisher.start();
     });
   }
@@ -147,10 +143,7 @@ class SqliteStore implements SqliteEventStore {
     } catch (err) {
       return Promise.reject(err);
     }
-    return new Promise<AppendResult>((resolve, reject) => {
-      this.pending.push({ plan, resolve, reject });
-      this.schedule();
-    });
+    return this.writer.enqueue(plan);
   }
 
   async streamVersion(streamId: string): Promise<number> {
@@ -244,8 +237,8 @@ class SqliteStore implements SqliteEventStore {
     const selected = selectProjectors(this.projectors, options?.projectors);
     const started = this.clock.now();
     const batchSize = options?.batchSize ?? 5000;
-    while (this.flushing || this.exclusive) await yieldToLoop();
-    this.exclusive = true;
+    while (this.writer.flushing || this.writer.exclusive) await yieldToLoop();
+    this.writer.exclusive = true;
     try {
       this.guard(() => this.transaction(() => this.projections.reset(selected)));
       const head = this.guard(() => this.stmts.head.get()!);
@@ -273,8 +266,8 @@ class SqliteStore implements SqliteEventStore {
         durationMs: this.clock.now() - started,
       };
     } finally {
-      this.exclusive = false;
-      if (this.pending.length > 0) this.schedule();
+      this.writer.exclusive = false;
+      this.writer.schedule();
     }
   }
 
@@ -290,8 +283,8 @@ class SqliteStore implements SqliteEventStore {
 
   async close(): Promise<void> {
     if (this.closed) return;
-    while (!this.damaged && (this.pending.length > 0 || this.flushing || this.exclusive)) {
-      this.schedule();
+    while (!this.damaged && this.writer.busy) {
+      this.writer.schedule();
       await yieldToLoop();
     }
     this.closed = true;
@@ -322,173 +315,10 @@ class SqliteStore implements SqliteEventStore {
       `SQLite reported "${(err as Error).message}" while the store was in use`,
       { cause: err, inUse: true },
     );
-    for (const pending of this.pending.splice(0)) pending.reject(this.damaged);
+    this.writer.rejectAll(this.damaged);
     const damaged = this.damaged;
     queueMicrotask(() => this.options.onDamaged?.(damaged));
     return damaged;
-  }
-
-  // --- group commit -------------------------------------------------------------------------
-
-  private schedule(): void {
-    if (this.scheduled) return;
-    this.scheduled = true;
-    queueMicrotask(() => {
-      this.scheduled = false;
-      void this.flush();
-    });
-  }
-
-  /** Commits everything queued, in batches: one transaction per batch, a savepoint per append. */
-  private async flush(): Promise<void> {
-    if (this.flushing || this.exclusive || this.damaged) return;
-    this.flushing = true;
-    try {
-      while (this.pending.length > 0 && !this.exclusive) {
-        const batch = this.pending.splice(0, MAX_BATCH);
-        const outcomes = await this.commitWithRetry(batch);
-        this.publisher.publish(outcomes.flatMap((o) => (o.ok && !o.value.replayed ? o.value.events : [])));
-        outcomes.forEach((outcome, i) => {
-          if (outcome.ok) batch[i]!.resolve(outcome.value);
-          else batch[i]!.reject(outcome.error);
-        });
-      }
-    } finally {
-      this.flushing = false;
-    }
-  }
-
-  private async commitWithRetry(batch: readonly PendingAppend[]): Promise<Outcome[]> {
-    const started = Date.now();
-    const limit = this.options.busyRetryMs ?? 30_000;
-    for (let attempt = 0; ; attempt++) {
-      try {
-        return this.commitBatch(batch);
-      } catch (err) {
-        if (isBusy(err) && Date.now() - started < limit) {
-          await new Promise((r) => setTimeout(r, Math.min(100, 5 * 2 ** attempt) * (0.5 + Math.random())));
-          continue;
-        }
-        const error = isBusy(err) ? new StoreBusyError(Date.now() - started, { cause: err }) : this.failStop(err);
-        return batch.map(() => ({ ok: false, error }));
-      }
-    }
-  }
-
-  private commitBatch(batch: readonly PendingAppend[]): Outcome[] {
-    if (this.damaged) throw this.damaged;
-    return this.transaction(() => {
-      this.catchUpForeignWrites();
-      const head = this.stmts.chainHead.get();
-      this.chain = { position: head?.position ?? 0, hash: head?.hash ?? GENESIS_HASH };
-      const savepoints = batch.length > 1;
-      let last = 0;
-      const touched = new Set<Projector>();
-      const outcomes = batch.map((pending): Outcome => {
-        if (!savepoints) return { ok: true, value: this.appendInTx(pending.plan, touched) };
-        this.stmts.savepoint.run();
-        const mine = new Set<Projector>();
-        const chain = this.chain;
-        try {
-          const value = this.appendInTx(pending.plan, mine);
-          this.stmts.release.run();
-          for (const p of mine) touched.add(p);
-          return { ok: true, value };
-        } catch (error) {
-          if (isCorruption(error)) throw error;
-          this.stmts.rollbackTo.run();
-          this.stmts.release.run();
-          this.chain = chain;
-          return { ok: false, error };
-        }
-      });
-      for (const o of outcomes) if (o.ok && !o.value.replayed) last = Math.max(last, o.value.lastPosition);
-      if (last > 0) this.projections.checkpoint(touched, last);
-      return outcomes;
-    });
-  }
-
-  private appendInTx(plan: AppendPlan, touched: Set<Projector>): AppendResult {
-    const key = plan.idempotencyKey;
-    if (key !== undefined && this.stmts.keyPosition.get(key) !== undefined) {
-      const events = this.stmts.keyEvents
-        .all(key, `${key}\u001f`, `${key}\u0020`)
-        .map((r) => decodeRow(this.registry, r));
-      return { events, lastPosition: events[events.length - 1]!.position, replayed: true };
-    }
-    const events: RecordedEvent[] = [];
-    for (const stream of plan.streams) {
-      const head = this.stmts.streamHead.get(stream.streamId);
-      if (head && head.stream_type !== stream.streamType) {
-        throw new StreamTypeMismatchError(stream.streamId, stream.streamType, head.stream_type);
-      }
-      let version = head?.stream_version ?? 0;
-      checkExpectedVersion(stream.streamId, stream.expectedVersion, version);
-      for (const event of stream.events) {
-        version++;
-        const position = this.insert(plan, stream.streamType, stream.streamId, version, event, events.length);
-        events.push(toRecorded(plan, stream, event, position, version));
-      }
-    }
-    this.projections.applyNew(events, touched);
-    return { events, lastPosition: events[events.length - 1]!.position, replayed: false };
-  }
-
-  private insert(
-    plan: AppendPlan,
-    streamType: string,
-    streamId: string,
-    version: number,
-    event: AppendPlan['streams'][number]['events'][number],
-    index: number,
-  ): number {
-    const row = {
-      position: this.chain.position + 1,
-      event_id: event.eventId,
-      stream_type: streamType,
-      stream_id: streamId,
-      stream_version: version,
-      type: event.type,
-      schema_version: event.schemaVersion,
-      data: JSON.stringify(event.data),
-      meta: JSON.stringify(event.meta),
-      recorded_at: plan.recordedAt,
-      idempotency_key: plan.idempotencyKey === undefined ? null : eventIdempotencyKey(plan.idempotencyKey, index),
-    };
-    const hash = eventHash(this.chain.hash, row);
-    try {
-      this.stmts.insert.run(
-        row.position,
-        row.event_id,
-        row.stream_type,
-        row.stream_id,
-        row.stream_version,
-        row.type,
-        row.schema_version,
-        row.data,
-        row.meta,
-        row.recorded_at,
-        row.idempotency_key,
-        hash,
-      );
-      this.chain = { position: row.position, hash };
-      return row.position;
-    } catch (err) {
-      if ((err as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE' && /event_id/.test((err as Error).message)) {
-        throw new InvalidAppendError(`event id ${event.eventId} is already recorded`, { cause: err });
-      }
-      throw err;
-    }
-  }
-
-  /** When another connection committed since we last looked, brings projectors up to the head first. */
-  private catchUpForeignWrites(): void {
-    const version = this.stmts.dataVersion.get()!;
-    if (version === this.projectionDataVersion) return;
-    while (!this.projections.catchUp(this.projectors, 1000).done) {
-      // each pass applies one batch; the transaction holds the write lock, so the head cannot move
-    }
-    this.projectionDataVersion = version;
   }
 
   private transaction<T>(work: () => T): T {
@@ -514,29 +344,4 @@ class SqliteStore implements SqliteEventStore {
     if (this.damaged) throw this.damaged;
     if (this.closed) throw new StoreClosedError();
   }
-}
-
-/**
- * Closes a damaged store's connection without checkpointing its WAL into the file: a read-only connection
- * holds the file open meanwhile (SQLite checkpoints on close only as the last connection), and a read-only
- * connection never checkpoints.
- */
-function closeWithoutCheckpoint(db: Database.Database, path: string): void {
-  let holder: Database.Database | undefined;
-  try {
-    holder = new Database(path, { readonly: true, fileMustExist: true });
-    holder.pragma('schema_version');
-  } catch {
-    // the holder only keeps the file open; a damaged page it cannot read does not matter
-  }
-  try {
-    db.close();
-  } finally {
-    holder?.close();
-  }
-}
-
-function isBusy(err: unknown): boolean {
-  const code = (err as { code?: unknown })?.code;
-  return typeof code === 'string' && (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED'));
 }

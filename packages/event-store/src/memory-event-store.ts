@@ -192,6 +192,14 @@ class InMemoryEventStore implements EventStore {
         }
         return out;
       },
+      counts: async () => {
+        const out: Record<string, number> = {};
+        for (const collection of selectIds(docs().keys(), undefined)) {
+          const size = docs().get(collection)!.size;
+          if (size > 0) out[collection] = size;
+        }
+        return out;
+      },
       checkpoint: async () => this.checkpointOf(projector),
     };
   }

@@ -54,9 +54,7 @@ export async function summarizeProjections(
   const out: ProjectionSummary[] = [];
   for (const name of store.projectorNames) {
     const reader = store.projection(name);
-    const dump = await reader.dump();
-    const collections = Object.fromEntries(Object.entries(dump).map(([c, docs]) => [c, Object.keys(docs).length]));
-    out.push({ ...(await reader.checkpoint()), collections });
+    out.push({ ...(await reader.checkpoint()), collections: await reader.counts() });
   }
   return out;
 }

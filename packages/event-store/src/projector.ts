@@ -88,5 +88,10 @@ export interface ProjectionReader {
   entries<T = unknown>(collection: string, options?: ListOptions): Promise<{ id: string; doc: T }[]>;
   /** Every document, by collection then id, in id order. For tests and `demiurge rebuild`. */
   dump(): Promise<Record<string, Record<string, unknown>>>;
+  /**
+   * The number of documents in each non-empty collection, counted by the store without loading them
+   * (what `demiurge status` and `rebuild` summarise).
+   */
+  counts(): Promise<Record<string, number>>;
   checkpoint(): Promise<ProjectorCheckpoint>;
 }

@@ -148,7 +148,7 @@ function rawSequential(db: Database.Database, streams: StreamSet): Workload {
 }
 
 /** `n` events as rounds of {@link IN_FLIGHT} appends fired together, one per stream. */
-function storeInFlight(store: EventStore, streams: StreamSet): Workload {
+export function storeInFlight(store: EventStore, streams: StreamSet): Workload {
   let seq = 0;
   return async (n) => {
     for (let done = 0; done < n; done += IN_FLIGHT) {

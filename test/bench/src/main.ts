@@ -1,6 +1,10 @@
 import { join } from 'node:path';
 import { benchConcurrentAppends, benchSequentialAppends } from './append-bench.js';
+import { benchConcurrentClaims } from './claim-bench.js';
 import { benchSizes, countLabel, IN_FLIGHT } from './config.js';
+import { benchVersusEmmett } from './emmett-bench.js';
+import { benchInFlightVsBatched } from './group-commit-bench.js';
+import { benchOpenAfterHost } from './open-bench.js';
 import { benchPostgres } from './pg-bench.js';
 import { benchRebuild } from './rebuild-bench.js';
 import { type BenchResult, compared, formatTable, writeResults } from './results.js';
@@ -15,6 +19,12 @@ const GROUP_COMMIT_TARGET = 3;
 const REBUILD_TARGET = 0.5;
 const RSS_TARGET = 1.25;
 const WORK_TARGET = 0.5;
+const WORKERS8_VS_RAW1_TARGET = 2;
+const WORKERS8_VS_RAW8_TARGET = 0.25;
+const IN_FLIGHT_VS_BATCHED_TARGET = 0.8;
+const LOOP_DELAY_P99_MS = 50;
+const OPEN_AFTER_HOST_TARGET = 1.2;
+const EMMETT_TARGET = 3;
 
 function log(line: string): void {
   console.log(`[bench] ${line}`);
@@ -36,6 +46,31 @@ async function main(): Promise<void> {
     results.push(
       compared(`append sequential ${synchronous} (1 projector)`, 'appends/s', r.store, r.raw, APPEND_TARGET),
     );
+  }
+
+  log(`single-event appends vs Emmett SQLite, FULL: ${sizes.sequentialFull} per side`);
+  try {
+    const em = await benchVersusEmmett(sizes.sequentialFull, sizes.streams);
+    log(`  store ${Math.round(em.store)} appends/s, Emmett ${Math.round(em.emmett)} appends/s`);
+    results.push(
+      compared(
+        'append sequential FULL vs Emmett SQLite (no projector)',
+        'appends/s',
+        em.store,
+        em.emmett,
+        EMMETT_TARGET,
+      ),
+    );
+  } catch (err) {
+    // Emmett needs the native sqlite3 package; without it the row is reported as not measured, and not met.
+    log(`  Emmett SQLite could not run here: ${(err as Error).message}`);
+    results.push({
+      name: 'append sequential FULL vs Emmett SQLite (not measured: Emmett could not run)',
+      value: 0,
+      unit: 'appends/s',
+      target: EMMETT_TARGET,
+      met: false,
+    });
   }
 
   const events = sizes.concurrentRounds * IN_FLIGHT;
@@ -86,6 +121,67 @@ async function main(): Promise<void> {
   const four = await benchFourProcesses(sizes.workItemsContended);
   log(`  ${Math.round(four)} items/s`);
   results.push({ name: 'work items claim+succeed, 4 processes FULL', value: Math.round(four), unit: 'items/s' });
+
+  log(`${IN_FLIGHT} appends in flight vs raw ${IN_FLIGHT} rows per transaction, FULL: ${events} events per side`);
+  const batched = await benchInFlightVsBatched(sizes.concurrentRounds);
+  log(`  store ${Math.round(batched.store)} events/s, raw ${Math.round(batched.raw)} events/s`);
+  results.push(
+    compared(
+      `append ${IN_FLIGHT} in flight vs raw ${IN_FLIGHT} rows per transaction FULL`,
+      'events/s',
+      batched.store,
+      batched.raw,
+      IN_FLIGHT_VS_BATCHED_TARGET,
+    ),
+  );
+
+  log(
+    `status-like open of a ${large}-event store right after a host ran, vs an empty store (fresh processes, median of 10)`,
+  );
+  const opened = await benchOpenAfterHost(sizes.rebuildLarge);
+  log(`  ${opened.largeMs.toFixed(1)} ms vs ${opened.emptyMs.toFixed(1)} ms`);
+  results.push(
+    compared(
+      `status-like open of ${large} events after a host ran vs an empty store`,
+      'ms',
+      opened.largeMs,
+      opened.emptyMs,
+      OPEN_AFTER_HOST_TARGET,
+      'at most',
+    ),
+  );
+
+  log(`work items, 8 and 32 concurrent workers with claimDue: ${sizes.workItems} items per run`);
+  const burst = await benchConcurrentClaims(sizes.workItems);
+  log(
+    `  8 workers ${Math.round(burst.workers8)} items/s, 32 workers ${Math.round(burst.workers32)} items/s, ` +
+      `raw 1 item/tx ${Math.round(burst.raw1)}, raw 8 items/tx ${Math.round(burst.raw8)}, loop p99 ${burst.loopDelayP99Ms.toFixed(1)} ms`,
+  );
+  results.push(
+    compared(
+      'work items claim+succeed, 8 workers vs raw 1 worker FULL',
+      'items/s',
+      burst.workers8,
+      burst.raw1,
+      WORKERS8_VS_RAW1_TARGET,
+    ),
+    compared(
+      'work items claim+succeed, 8 workers vs raw 8 items per transaction FULL',
+      'items/s',
+      burst.workers8,
+      burst.raw8,
+      WORKERS8_VS_RAW8_TARGET,
+    ),
+    { name: 'work items claim+succeed, 32 workers FULL', value: Math.round(burst.workers32), unit: 'items/s' },
+    compared(
+      'event-loop delay p99 during a 32-worker claim burst, in ms (baseline 1 ms)',
+      'ms',
+      burst.loopDelayP99Ms,
+      1,
+      LOOP_DELAY_P99_MS,
+      'at most',
+    ),
+  );
 
   results.push(...(await benchPostgres(sizes.label, log)));
 

@@ -12,7 +12,7 @@ import { withTempDir } from './temp-dir.js';
 const KIND = 'task.completion';
 
 /** Enqueues `n` task-completion items, 100 in flight at a time. */
-async function seedWork(work: DurableWorkRuntime, ids: IdGenerator, n: number): Promise<void> {
+export async function seedWork(work: DurableWorkRuntime, ids: IdGenerator, n: number): Promise<void> {
   for (let done = 0; done < n; done += 100) {
     const batch = Math.min(100, n - done);
     await Promise.all(
@@ -34,7 +34,7 @@ function storeClaimThenSucceed(work: DurableWorkRuntime): Workload {
 }
 
 /** The raw loop's table: the columns a claim and a success write, indexed for "oldest claimable". */
-function createRawWorkTable(db: Database.Database, n: number): void {
+export function createRawWorkTable(db: Database.Database, n: number): void {
   db.exec(`CREATE TABLE work_items (work_id TEXT PRIMARY KEY, kind TEXT NOT NULL, status TEXT NOT NULL,
     claim_token TEXT, owner TEXT, lease_until TEXT, attempts INTEGER NOT NULL, next_attempt_at TEXT NOT NULL)`);
   db.exec('CREATE INDEX work_items_claimable ON work_items (status, next_attempt_at)');
@@ -46,7 +46,7 @@ function createRawWorkTable(db: Database.Database, n: number): void {
 }
 
 /** Claim (BEGIN IMMEDIATE, select the oldest claimable, update token/lease/attempts, commit), then succeed. */
-function rawClaimThenSucceed(db: Database.Database): Workload {
+export function rawClaimThenSucceed(db: Database.Database): Workload {
   const begin = db.prepare('BEGIN IMMEDIATE');
   const commit = db.prepare('COMMIT');
   const oldest = db.prepare(

@@ -33,6 +33,8 @@ export function defineProjectionConformance(ctx: ConformanceContext): void {
       expect(await counter.checkpoint()).toEqual({ name: 'counter', version: 1, position: 5 });
       expect(await store.projection('notes').list('last')).toEqual([{ text: 'there', position: 4 }]);
       expect(await store.projection('notes').dump()).toEqual({ last: { n2: { text: 'there', position: 4 } } });
+      expect(await counter.counts()).toEqual({ streams: 1, totals: 1 });
+      expect(await store.projection('notes').counts()).toEqual({ last: 1 });
       expect(store.projectorNames).toEqual(['counter', 'notes']);
       expect(() => store.projection('nope')).toThrow(UnknownProjectorError);
     });

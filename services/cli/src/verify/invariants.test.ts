@@ -17,6 +17,7 @@ function storeOf(projections: Record<string, Dump>): EventStore {
       list: async <T>(collection: string, o?: ListOptions) => entries<T>(collection, o).map((e) => e.doc),
       entries: async <T>(collection: string, o?: ListOptions) => entries<T>(collection, o),
       dump: async () => dump,
+      counts: async () => Object.fromEntries(Object.entries(dump).map(([c, docs]) => [c, Object.keys(docs).length])),
       checkpoint: async () => ({ name: 'fixture', version: 1, position: 0 }),
     };
   };

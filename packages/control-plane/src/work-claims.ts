@@ -1,0 +1,199 @@
+import type { Clock, IdGenerator, NewEvent } from '@demiurge/contracts';
+import {
+  type AppendOptions,
+  type AppendStream,
+  type EventStore,
+  StreamVersionConflictError,
+  streamAppend,
+} from '@demiurge/event-store';
+import { checkEvents, type WorkEventType, workLifecycle } from '@demiurge/lifecycle';
+import { claimableByKindPrefix, workItemsReader } from '@demiurge/projector-work-items';
+import type { KindRegistry } from './kinds.js';
+import { isLeased, loadWork, payloadProblem, type WorkAggregate } from './work-aggregate.js';
+
+/** A live claim: present its token on every later write of the item. */
+export interface WorkClaim {
+  readonly workId: string;
+  readonly kind: string;
+  readonly subjectId: string;
+  readonly payload: unknown;
+  readonly claimToken: string;
+  readonly attempt: number;
+  readonly owner: string;
+  readonly leaseUntil: string;
+}
+
+/** What claiming needs from the durable-work runtime. */
+export interface ClaimContext {
+  readonly store: EventStore;
+  readonly clock: Clock;
+  readonly ids: IdGenerator;
+  readonly owner: string;
+  readonly kinds: KindRegistry;
+  readonly appendOptions: AppendOptions;
+}
+
+/** A claim decided from an item's stream: the claim and its events, or why not (maybe with events: corrupt). */
+export type ClaimDecision = { claim: WorkClaim; stream: AppendStream } | { refused: string; stream?: AppendStream };
+
+const WORK = workLifecycle.streamType;
+const iso = (ms: number) => new Date(ms).toISOString();
+/** Rounds of one `claimDue` call: a round that lost items to other claimers looks for more. */
+const MAX_ROUNDS = 4;
+
+/**
+ * Work ids a `claimDue` call of this process is claiming right now, per store: concurrent claimers pick
+ * different items, so their claims commit together in one group commit instead of conflicting.
+ */
+const inFlight = new WeakMap<EventStore, Set<string>>();
+
+function reservationsOf(store: EventStore): Set<string> {
+  let set = inFlight.get(store);
+  if (!set) {
+    set = new Set();
+    inFlight.set(store, set);
+  }
+  return set;
+}
+
+/**
+ * Decides a claim of `item` at `now`: a fresh token and attempt + 1 (after `work.lease_expired` for an
+ * expired lease), `work.corrupt` for an unreadable payload, or a refusal.
+ */
+export function decideClaim(ctx: ClaimContext, item: WorkAggregate, now: number, leaseMs: number): ClaimDecision {
+  const workId = item.streamId;
+  if (item.state === 'none') return { refused: 'no such work item' };
+  const expired =
+    isLeased(item.state) && item.state !== 'sending' && item.leaseUntil !== null && item.leaseUntil < iso(now);
+  const events: NewEvent<WorkEventType>[] = [];
+  if (expired) {
+    events.push({ type: 'work.lease_expired', data: { workId, claimToken: item.claimToken!, attempt: item.attempt } });
+  } else if (item.state !== 'queued' && item.state !== 'retry_scheduled') {
+    return { refused: `it is ${item.state}` };
+  } else if (item.dueAt !== null && item.dueAt > iso(now)) {
+    return { refused: `it is not due until ${item.dueAt}` };
+  }
+  const problem = payloadProblem(ctx.kinds, item);
+  if (problem) {
+    events.push({ type: 'work.corrupt', data: { workId, detail: problem } });
+    return {
+      refused: `corrupt: ${problem}`,
+      stream: streamAppend(WORK, item, checkEvents(workLifecycle, item.state, events, workId)),
+    };
+  }
+  const claim: WorkClaim = {
+    workId,
+    kind: item.kind!,
+    subjectId: item.subjectId!,
+    payload: item.payload,
+    claimToken: ctx.ids.next('clm'),
+    attempt: item.attempt + 1,
+    owner: ctx.owner,
+    leaseUntil: iso(now + leaseMs),
+  };
+  const { claimToken, attempt, owner, leaseUntil } = claim;
+  events.push({ type: 'work.claimed', data: { workId, claimToken, attempt, owner, leaseUntil } });
+  return { claim, stream: streamAppend(WORK, item, checkEvents(workLifecycle, item.state, events, workId)) };
+}
+
+/**
+ * Due items, oldest first (queued or retry_scheduled and due, then leased with an expired lease); `more`
+ * when a list was cut at `limit` while still in its due part.
+ */
+async function dueCandidates(
+  store: EventStore,
+  options: { kind?: string | undefined; limit: number },
+  now: string,
+): Promise<{ ids: string[]; more: boolean }> {
+  const reader = workItemsReader(store);
+  const [collection, prefix] = options.kind
+    ? [reader.claimableByKind, claimableByKindPrefix(options.kind)]
+    : [reader.claimable, ''];
+  const ids: string[] = [];
+  const claimable = await collection.list({ prefix, limit: options.limit });
+  for (const entry of claimable) if (entry.dueAt <= now) ids.push(entry.workId);
+  const leases = await reader.leases.list({ limit: options.limit });
+  for (const lease of leases) {
+    if (lease.leaseUntil >= now) break;
+    if (lease.status !== 'sending' && (!options.kind || lease.kind === options.kind)) ids.push(lease.workId);
+  }
+  // More lie beyond only when a list was cut while its entries were still due (both lists are in due order).
+  const cut = <T>(list: readonly T[], due: (entry: T) => boolean) =>
+    list.length === options.limit && due(list[list.length - 1]!);
+  return {
+    ids,
+    more: cut(claimable, (e) => e.dueAt <= now) || cut(leases, (l) => l.leaseUntil < now),
+  };
+}
+
+/**
+ * Reserves up to `want` due items no concurrent claimer of this process holds and this call has not
+ * refused (in `reserved`, synchronously after reading the list, so concurrent callers pick different ones).
+ */
+async function reserveCandidates(
+  store: EventStore,
+  options: { kind?: string | undefined; want: number },
+  now: string,
+  reserved: Set<string>,
+  skipped: ReadonlySet<string>,
+): Promise<string[]> {
+  // Enough to skip what concurrent claimers hold without a second look in the usual case.
+  for (let limit = options.want * 2 + 2 + reserved.size; ; limit *= 2) {
+    const listed = await dueCandidates(store, { kind: options.kind, limit }, now);
+    const picked = [...new Set(listed.ids)]
+      .filter((id) => !reserved.has(id) && !skipped.has(id))
+      .slice(0, options.want);
+    if (picked.length === options.want || !listed.more) {
+      for (const id of picked) reserved.add(id);
+      return picked;
+    }
+  }
+}
+
+/**
+ * Claims up to `limit` due items in one commit: every claim is decided from its item's stream (its own
+ * token, attempt and expected version: the fencing), and all of them are appended at once, so they share
+ * one transaction of the store's group commit (and concurrent callers' claims join it too). An item another
+ * claimer took first is a version conflict that skips it; the call then looks for more, a few rounds at most.
+ */
+export async function claimDue(
+  ctx: ClaimContext,
+  options: { kind?: string | undefined; limit: number; leaseMs: number },
+): Promise<WorkClaim[]> {
+  const reserved = reservationsOf(ctx.store);
+  const skipped = new Set<string>();
+  const claims: WorkClaim[] = [];
+  for (let round = 0; round < MAX_ROUNDS && claims.length < options.limit; round++) {
+    const now = ctx.clock.now();
+    const want = options.limit - claims.length;
+    const picked = await reserveCandidates(ctx.store, { kind: options.kind, want }, iso(now), reserved, skipped);
+    if (picked.length === 0) break;
+    let retry = false;
+    try {
+      const decisions = await Promise.all(
+        picked.map(async (id) => decideClaim(ctx, await loadWork(ctx.store, id), now, options.leaseMs)),
+      );
+      // Issued in one synchronous loop: the appends are queued together and commit in one transaction.
+      const appends = decisions.map((d) => (d.stream ? ctx.store.append(d.stream, ctx.appendOptions) : undefined));
+      const settled = await Promise.allSettled(appends);
+      let failure: { error: unknown } | undefined;
+      settled.forEach((outcome, i) => {
+        const decision = decisions[i]!;
+        if (outcome.status === 'rejected') {
+          if (outcome.reason instanceof StreamVersionConflictError) retry = true;
+          else failure ??= { error: outcome.reason };
+        } else if ('claim' in decision) {
+          claims.push(decision.claim);
+        } else {
+          skipped.add(picked[i]!);
+          retry = true;
+        }
+      });
+      if (failure) throw failure.error;
+    } finally {
+      for (const id of picked) reserved.delete(id);
+    }
+    if (!retry) break;
+  }
+  return claims;
+}

@@ -1,0 +1,125 @@
+import { closeSync, openSync, readSync } from 'node:fs';
+import { createSeededIdGenerator } from '@demiurge/contracts/testing';
+import { openSqliteEventStore } from '@demiurge/event-store-sqlite';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { controlPlaneProjectors, DurableWorkRuntime, StaleClaimError, type WorkClaim } from '../src/index.js';
+import { openRuntime, type Runtime } from './harness.js';
+
+const KIND = 'task.completion';
+
+/**
+ * The commits in the store's WAL file since its last reset: frames whose header marks a commit (a non-zero
+ * database size) and whose salts match the WAL header's (older frames are left-overs of earlier generations).
+ */
+function walCommits(dbPath: string): number {
+  const fd = openSync(`${dbPath}-wal`, 'r');
+  try {
+    const header = Buffer.alloc(32);
+    if (readSync(fd, header, 0, 32, 0) < 32) return 0;
+    const pageSize = header.readUInt32BE(8);
+    const [salt1, salt2] = [header.readUInt32BE(16), header.readUInt32BE(20)];
+    const frame = Buffer.alloc(24);
+    let commits = 0;
+    for (let offset = 32; readSync(fd, frame, 0, 24, offset) === 24; offset += 24 + pageSize) {
+      if (frame.readUInt32BE(8) !== salt1 || frame.readUInt32BE(12) !== salt2) break;
+      if (frame.readUInt32BE(4) !== 0) commits++;
+    }
+    return commits;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+async function enqueue(rt: Runtime, n: number): Promise<string[]> {
+  const made = await Promise.all(
+    Array.from({ length: n }, (_, i) =>
+      rt.work.enqueue({ kind: KIND, subjectId: `s${i}`, payload: { taskId: rt.ids.next('tsk') } }),
+    ),
+  );
+  return made.map((m) => m.workId);
+}
+
+describe('batched claims on a real SQLite file', () => {
+  let rt: Runtime;
+  beforeEach(async () => {
+    rt = await openRuntime({ leaseMs: 60_000 });
+  });
+  afterEach(async () => {
+    await rt.dispose();
+  });
+
+  it('claimDue({ limit: N }) claims N items in one commit, each with its own token', async () => {
+    const all = await enqueue(rt, 12);
+    const before = walCommits(rt.path);
+    const claims = await rt.work.claimDue({ kind: KIND, limit: 8 });
+    expect(walCommits(rt.path) - before).toBe(1);
+    expect(claims.map((c) => c.workId)).toEqual(all.slice(0, 8));
+    expect(new Set(claims.map((c) => c.claimToken)).size).toBe(8);
+    for (const claim of claims) expect(claim.attempt).toBe(1);
+  });
+
+  it('concurrent claimers of one process share one commit instead of queueing behind each other', async () => {
+    await enqueue(rt, 20);
+    const before = walCommits(rt.path);
+    const claims = (
+      await Promise.all(Array.from({ length: 8 }, () => rt.work.claimDue({ kind: KIND, limit: 1 })))
+    ).flat();
+    expect(claims).toHaveLength(8);
+    expect(new Set(claims.map((c) => c.workId)).size).toBe(8);
+    expect(walCommits(rt.path) - before).toBe(1);
+  });
+
+  it('many claimers on two connections claim every item exactly once', async () => {
+    const all = await enqueue(rt, 150);
+    const other = await openSqliteEventStore({
+      path: rt.path,
+      projectors: controlPlaneProjectors,
+      clock: rt.clock,
+      ids: createSeededIdGenerator(rt.clock, 99),
+    });
+    try {
+      const otherWork = new DurableWorkRuntime({
+        store: other,
+        clock: rt.clock,
+        ids: createSeededIdGenerator(rt.clock, 98),
+        owner: 'other-host',
+      });
+      const runtimes = [rt.work, otherWork];
+      const claimed: WorkClaim[] = [];
+      await Promise.all(
+        Array.from({ length: 12 }, async (_, w) => {
+          const work = runtimes[w % 2]!;
+          for (let empty = 0; empty < 3; ) {
+            const got = await work.claimDue({ kind: KIND, limit: 1 + (w % 4) });
+            if (got.length === 0) empty++;
+            claimed.push(...got);
+            for (const claim of got) await work.succeed(claim);
+          }
+        }),
+      );
+      expect(claimed.map((c) => c.workId).sort()).toEqual([...all].sort());
+      expect(new Set(claimed.map((c) => c.claimToken)).size).toBe(150);
+      const events = await rt.store.readAll({ types: ['work.claimed', 'work.succeeded'] });
+      expect(events.filter((e) => e.type === 'work.claimed')).toHaveLength(150);
+      expect(events.filter((e) => e.type === 'work.succeeded')).toHaveLength(150);
+      expect(new Set(claimed.map((c) => c.owner))).toEqual(new Set(['test-host', 'other-host']));
+    } finally {
+      await other.close();
+    }
+  });
+
+  it('fencing holds: a batch-claimed item reclaimed after its lease expired refuses the old token', async () => {
+    await enqueue(rt, 3);
+    const first = await rt.work.claimDue({ kind: KIND, limit: 3 });
+    expect(first).toHaveLength(3);
+    rt.clock.advance(60_001);
+    const second = await rt.work.claimDue({ kind: KIND, limit: 3 });
+    expect(second.map((c) => c.workId)).toEqual(first.map((c) => c.workId));
+    for (const claim of second) expect(claim.attempt).toBe(2);
+    await expect(rt.work.succeed(first[0]!)).rejects.toBeInstanceOf(StaleClaimError);
+    await rt.work.succeed(second[0]!);
+    expect((await rt.work.get(first[0]!.workId)).status).toBe('succeeded');
+    const expired = await rt.store.readAll({ types: ['work.lease_expired'] });
+    expect(expired).toHaveLength(3);
+  });
+});

@@ -1,0 +1,268 @@
+import { setImmediate as yieldToLoop } from 'node:timers/promises';
+import type { EventRegistry, RecordedEvent } from '@demiurge/contracts';
+import {
+  type AppendResult,
+  InvalidAppendError,
+  type Projector,
+  StoreBusyError,
+  StreamTypeMismatchError,
+} from '@demiurge/event-store';
+import { type AppendPlan, checkExpectedVersion, eventIdempotencyKey, toRecorded } from '@demiurge/event-store/adapter';
+import { decodeRow, type LogStatements } from './event-rows.js';
+import { eventHash, GENESIS_HASH } from './hash-chain.js';
+import type { LogPublisher } from './log-publisher.js';
+import type { ProjectorRunner } from './projector-runner.js';
+import { isCorruption } from './store-file-check.js';
+
+interface PendingAppend {
+  readonly plan: AppendPlan;
+  resolve(result: AppendResult): void;
+  reject(error: unknown): void;
+}
+
+type Outcome = { ok: true; value: AppendResult } | { ok: false; error: unknown };
+
+const MAX_BATCH = 512;
+
+/** What the group-commit writer needs from its store. */
+export interface GroupCommitDeps {
+  readonly stmts: LogStatements;
+  readonly registry: EventRegistry;
+  readonly projections: ProjectorRunner;
+  readonly projectors: readonly Projector[];
+  readonly publisher: LogPublisher;
+  /** How long a locked database is retried before `StoreBusyError`. */
+  readonly busyRetryMs: number;
+  /** Runs `work` in one `BEGIN IMMEDIATE` transaction. */
+  transaction<T>(work: () => T): T;
+  /** The error a caller gets for `err`, stopping the store on corruption. */
+  failStop(err: unknown): unknown;
+  /** The store's fail-stop error once it stopped. */
+  damaged(): unknown;
+}
+
+/**
+ * Group commit: appends queued while a commit runs (or in the same tick) share the next transaction,
+ * each in its own savepoint so one append's refusal does not undo the others.
+ */
+export class GroupCommitWriter {
+  private readonly pending: PendingAppend[] = [];
+  private scheduled = false;
+  /** A commit is running. */
+  flushing = false;
+  /** A rebuild holds the writer: nothing commits until it ends. */
+  exclusive = false;
+  /** The chain's head inside the append transaction: the last inserted position and its hash. */
+  private chain: { position: number; hash: Buffer } = { position: 0, hash: GENESIS_HASH };
+  /** `PRAGMA data_version` when the projectors were last known to be at the head. */
+  projectionDataVersion = -1;
+
+  constructor(private readonly deps: GroupCommitDeps) {}
+
+  /** Anything queued or committing. */
+  get busy(): boolean {
+    return this.pending.length > 0 || this.flushing || this.exclusive;
+  }
+
+  enqueue(plan: AppendPlan): Promise<AppendResult> {
+    return new Promise<AppendResult>((resolve, reject) => {
+      this.pending.push({ plan, resolve, reject });
+      this.schedule();
+    });
+  }
+
+  /** Rejects everything queued with `error` (the store stopped). */
+  rejectAll(error: unknown): void {
+    for (const pending of this.pending.splice(0)) pending.reject(error);
+  }
+
+  /**
+   * Flushes on the next turn of the event loop (`setImmediate`), not in a microtask: every append made by
+   * the code now running, including its promise continuations (concurrent callers' commands), is queued
+   * by then and joins the same commit.
+   */
+  schedule(): void {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      void this.flush();
+    });
+  }
+
+  /**
+   * Commits everything queued, in batches: one transaction per batch, a savepoint per append. Between
+   * batches it yields to the event loop (timers, socket reads), so a burst of commands never starves them;
+   * what arrives meanwhile joins the next batch.
+   */
+  private async flush(): Promise<void> {
+    if (this.flushing || this.exclusive || this.deps.damaged()) return;
+    this.flushing = true;
+    try {
+      for (let first = true; this.pending.length > 0 && !this.exclusive; first = false) {
+        if (!first) await yieldToLoop();
+        if (this.pending.length === 0 || this.exclusive || this.deps.damaged()) break;
+        const batch = this.pending.splice(0, MAX_BATCH);
+        const outcomes = await this.commitWithRetry(batch);
+        this.deps.publisher.publish(outcomes.flatMap((o) => (o.ok && !o.value.replayed ? o.value.events : [])));
+        outcomes.forEach((outcome, i) => {
+          if (outcome.ok) batch[i]!.resolve(outcome.value);
+          else batch[i]!.reject(outcome.error);
+        });
+      }
+    } finally {
+      this.flushing = false;
+    }
+  }
+
+  private async commitWithRetry(batch: readonly PendingAppend[]): Promise<Outcome[]> {
+    const started = Date.now();
+    const limit = this.deps.busyRetryMs;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return this.commitBatch(batch);
+      } catch (err) {
+        if (isBusy(err) && Date.now() - started < limit) {
+          await new Promise((r) => setTimeout(r, Math.min(100, 5 * 2 ** attempt) * (0.5 + Math.random())));
+          continue;
+        }
+        const error = isBusy(err) ? new StoreBusyError(Date.now() - started, { cause: err }) : this.deps.failStop(err);
+        return batch.map(() => ({ ok: false, error }));
+      }
+    }
+  }
+
+  /** One transaction for the batch, a savepoint per append when there are several. */
+  private commitBatch(batch: readonly PendingAppend[]): Outcome[] {
+    const damaged = this.deps.damaged();
+    if (damaged) throw damaged;
+    return this.runBatch(batch, batch.length > 1);
+  }
+
+  private runBatch(batch: readonly PendingAppend[], savepoints: boolean): Outcome[] {
+    const { stmts } = this.deps;
+    let caughtUp: number | undefined;
+    const outcomes = this.deps.transaction(() => {
+      caughtUp = this.catchUpForeignWrites();
+      const head = stmts.chainHead.get();
+      this.chain = { position: head?.position ?? 0, hash: head?.hash ?? GENESIS_HASH };
+      let last = 0;
+      const outcomes = batch.map((pending): Outcome => {
+        if (!savepoints) return { ok: true, value: this.appendInTx(pending.plan) };
+        stmts.savepoint.run();
+        const chain = this.chain;
+        try {
+          const value = this.appendInTx(pending.plan);
+          stmts.release.run();
+          return { ok: true, value };
+        } catch (error) {
+          if (isCorruption(error)) throw error;
+          stmts.rollbackTo.run();
+          stmts.release.run();
+          this.chain = chain;
+          return { ok: false, error };
+        }
+      });
+      for (const o of outcomes) if (o.ok && !o.value.replayed) last = Math.max(last, o.value.lastPosition);
+      if (last > 0) this.deps.projections.checkpointAtHead(last);
+      return outcomes;
+    });
+    // Only once committed: a rolled-back transaction also rolled back the catch-up it began with.
+    if (caughtUp !== undefined) this.projectionDataVersion = caughtUp;
+    return outcomes;
+  }
+
+  private appendInTx(plan: AppendPlan): AppendResult {
+    const { stmts, registry } = this.deps;
+    const key = plan.idempotencyKey;
+    if (key !== undefined && stmts.keyPosition.get(key) !== undefined) {
+      const events = stmts.keyEvents.all(key, `${key}\u001f`, `${key}\u0020`).map((r) => decodeRow(registry, r));
+      return { events, lastPosition: events[events.length - 1]!.position, replayed: true };
+    }
+    // Every stream is checked before anything is inserted: a refused append writes nothing.
+    const versions = plan.streams.map((stream) => {
+      const head = stmts.streamHead.get(stream.streamId);
+      if (head && head.stream_type !== stream.streamType) {
+        throw new StreamTypeMismatchError(stream.streamId, stream.streamType, head.stream_type);
+      }
+      checkExpectedVersion(stream.streamId, stream.expectedVersion, head?.stream_version ?? 0);
+      return head?.stream_version ?? 0;
+    });
+    const events: RecordedEvent[] = [];
+    for (const [i, stream] of plan.streams.entries()) {
+      let version = versions[i]!;
+      for (const event of stream.events) {
+        version++;
+        const position = this.insert(plan, stream.streamType, stream.streamId, version, event, events.length);
+        events.push(toRecorded(plan, stream, event, position, version));
+      }
+    }
+    this.deps.projections.applyNew(events);
+    return { events, lastPosition: events[events.length - 1]!.position, replayed: false };
+  }
+
+  private insert(
+    plan: AppendPlan,
+    streamType: string,
+    streamId: string,
+    version: number,
+    event: AppendPlan['streams'][number]['events'][number],
+    index: number,
+  ): number {
+    const row = {
+      position: this.chain.position + 1,
+      event_id: event.eventId,
+      stream_type: streamType,
+      stream_id: streamId,
+      stream_version: version,
+      type: event.type,
+      schema_version: event.schemaVersion,
+      data: JSON.stringify(event.data),
+      meta: JSON.stringify(event.meta),
+      recorded_at: plan.recordedAt,
+      idempotency_key: plan.idempotencyKey === undefined ? null : eventIdempotencyKey(plan.idempotencyKey, index),
+    };
+    const hash = eventHash(this.chain.hash, row);
+    try {
+      this.deps.stmts.insert.run(
+        row.position,
+        row.event_id,
+        row.stream_type,
+        row.stream_id,
+        row.stream_version,
+        row.type,
+        row.schema_version,
+        row.data,
+        row.meta,
+        row.recorded_at,
+        row.idempotency_key,
+        hash,
+      );
+      this.chain = { position: row.position, hash };
+      return row.position;
+    } catch (err) {
+      if ((err as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE' && /event_id/.test((err as Error).message)) {
+        throw new InvalidAppendError(`event id ${event.eventId} is already recorded`, { cause: err });
+      }
+      throw err;
+    }
+  }
+
+  /**
+   * When another connection committed since we last looked, brings projectors up to the head first; returns
+   * the data version it caught up to (recorded by the caller once the transaction commits).
+   */
+  private catchUpForeignWrites(): number | undefined {
+    const version = this.deps.stmts.dataVersion.get()!;
+    if (version === this.projectionDataVersion) return undefined;
+    while (!this.deps.projections.catchUp(this.deps.projectors, 1000).done) {
+      // each pass applies one batch; the transaction holds the write lock, so the head cannot move
+    }
+    return version;
+  }
+}
+
+function isBusy(err: unknown): boolean {
+  const code = (err as { code?: unknown })?.code;
+  return typeof code === 'string' && (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED'));
+}

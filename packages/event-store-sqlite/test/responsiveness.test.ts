@@ -1,0 +1,43 @@
+import { join } from 'node:path';
+import { counterProjector, testEventRegistry } from '@demiurge/event-store/testing';
+import { afterEach, beforeEach, expect, it } from 'vitest';
+import { openSqliteEventStore } from '../src/index.js';
+import { tempDir } from './temp-dir.js';
+
+let dir: ReturnType<typeof tempDir>;
+beforeEach(() => {
+  dir = tempDir();
+});
+afterEach(() => dir.remove());
+
+it('a burst of commands yields to the event loop at every flush: a 1 ms timer keeps firing', async () => {
+  const store = await openSqliteEventStore({
+    path: join(dir.path, 'runtime.sqlite3'),
+    registry: testEventRegistry,
+    projectors: [counterProjector],
+    synchronous: 'NORMAL',
+  });
+  try {
+    let fired = 0;
+    const timer = setInterval(() => fired++, 1);
+    const started = performance.now();
+    // Each command awaits the previous one: before, a commit resolved in a microtask and the next command
+    // queued at once, so the loop never reached its timers phase until the burst ended.
+    for (let i = 0; i < 300; i++) {
+      await store.append({
+        streamType: 'counter',
+        streamId: 'burst',
+        expectedVersion: i === 0 ? 'no_stream' : i,
+        events: [{ type: 'test.incremented', data: { by: 1 } }],
+      });
+    }
+    const elapsed = performance.now() - started;
+    clearInterval(timer);
+    expect(fired).toBeGreaterThan(0);
+    // A timer due every millisecond fires at least once every 20 ms of the burst (loose, for a busy machine;
+    // capped, since a loop turn per commit is the most it can get).
+    expect(fired).toBeGreaterThanOrEqual(Math.min(50, Math.floor(elapsed / 20)));
+  } finally {
+    await store.close();
+  }
+});
