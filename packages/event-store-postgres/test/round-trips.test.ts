@@ -1,4 +1,4 @@
-import { defineProjector } from '@demiurge/event-store';
+import { defineProjector, ProjectorFailedError, StreamVersionConflictError } from '@demiurge/event-store';
 import { testEventRegistry } from '@demiurge/event-store/testing';
 import pg from 'pg';
 import { afterEach, expect, it } from 'vitest';
@@ -110,5 +110,75 @@ describePg('round trips of an append', () => {
       pointers: { a: 'target-a', b: 'target-b' },
       targets: { 'target-a': 1, 'target-b': 1 },
     });
+  });
+
+  it('appends in flight share one transaction; a refused one and one whose projector throws fail alone', async () => {
+    const picky = defineProjector({
+      name: 'picky',
+      version: 1,
+      handles: ['test.incremented'],
+      apply: (event, tx) => {
+        if ((event.data as { by: number }).by === 13) throw new Error('13 is unlucky');
+        tx.put('seen', event.streamId, event.streamVersion);
+      },
+    });
+    const store = await openPostgresEventStore({
+      url: await server!.createDatabase(),
+      registry: testEventRegistry,
+      projectors: [totals, picky],
+    });
+    opened.push(store);
+    const one = (streamId: string, by: number, expectedVersion: number | 'any' = 'any') =>
+      store.append({
+        streamType: 'counter',
+        streamId,
+        expectedVersion,
+        events: [{ type: 'test.incremented', data: { by } }],
+      });
+    let outcomes: PromiseSettledResult<unknown>[] = [];
+    const sent = await statementsOf(async () => {
+      outcomes = await Promise.allSettled([
+        ...Array.from({ length: 10 }, (_, i) => one(`s${i}`, 1)),
+        one('s0', 1, 5), // s0 is at 0 or 1 when it runs, never 5
+        one('t', 13),
+        ...Array.from({ length: 10 }, (_, i) => one(`u${i}`, 2)),
+      ]);
+    });
+    const failed = outcomes.flatMap((o, i) => (o.status === 'rejected' ? [[i, o.reason] as const] : []));
+    expect(failed.map(([i]) => i)).toEqual([10, 11]);
+    expect(failed[0]![1]).toBeInstanceOf(StreamVersionConflictError);
+    expect(failed[1]![1]).toBeInstanceOf(ProjectorFailedError);
+    // 20 appends committed in fewer transactions than appends (the first may go alone, the rest together, and
+    // the group with the throwing projector is retried one by one).
+    const commits = sent.filter((s) => /^commit$/i.test(s.text)).length;
+    expect(commits).toBeLessThan(20 + 2);
+    expect(await store.head()).toBe(20);
+    const all = await store.readAll();
+    expect(all.map((e) => e.position)).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
+    expect(await store.projection('totals').get('totals', 'all')).toBe(20);
+    expect((await store.verifyChain()).ok).toBe(true);
+  });
+
+  it('thirty appends in flight commit together: at most two commits', async () => {
+    const store = await openPostgresEventStore({
+      url: await server!.createDatabase(),
+      registry: testEventRegistry,
+      projectors: [totals],
+    });
+    opened.push(store);
+    const sent = await statementsOf(() =>
+      Promise.all(
+        Array.from({ length: 30 }, (_, i) =>
+          store.append({
+            streamType: 'counter',
+            streamId: `s${i}`,
+            expectedVersion: 'no_stream',
+            events: [{ type: 'test.incremented', data: { by: 1 } }],
+          }),
+        ),
+      ),
+    );
+    expect(sent.filter((s) => /^commit$/i.test(s.text)).length).toBeLessThanOrEqual(2);
+    expect(await store.projection('totals').get('totals', 'all')).toBe(30);
   });
 });
