@@ -9,4 +9,5 @@ export {
 } from './hash-chain.js';
 export { migrations, SCHEMA_VERSION } from './migrations.js';
 export { openPostgresEventStore } from './postgres-event-store.js';
+export { openPostgresLogAdmin } from './postgres-log-admin.js';
 export type { PostgresEventStore, PostgresEventStoreOptions } from './postgres-store-options.js';

@@ -10,6 +10,7 @@ export {
 } from './hash-chain.js';
 export { migrations, SCHEMA_VERSION } from './migrations.js';
 export { openSqliteEventStore } from './sqlite-event-store.js';
+export { openSqliteLogAdmin } from './sqlite-log-admin.js';
 export type { ConnectionSettings, SqliteEventStore, SqliteEventStoreOptions } from './sqlite-store-options.js';
 export {
   checkStoreFile,

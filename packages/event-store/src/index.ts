@@ -35,6 +35,14 @@ export type {
   SubscribeOptions,
 } from './event-store.js';
 export {
+  checkImportRecord,
+  type LogAdmin,
+  type LogHead,
+  LogImportError,
+  type StoredEventRecord,
+  type StreamHeadInfo,
+} from './log-records.js';
+export {
   createInMemoryEventStore,
   createInMemoryLog,
   type InMemoryEventStoreOptions,

@@ -1,5 +1,6 @@
 import { NotFoundError } from '@demiurge/control-plane';
 import { StreamVersionConflictError } from '@demiurge/event-store';
+import { StoreUnavailableError } from '@demiurge/event-store-postgres';
 import { ConfigError, CoreLoadError } from '@demiurge/host';
 import { GatewayAlreadyRunningError, OperatorRequestError } from '@demiurge/operator';
 import { describe, expect, it } from 'vitest';
@@ -15,6 +16,14 @@ describe('describeError / exitCodeOf', () => {
     expect(describeError(core)).toBe('/core/pipelines.yaml:13: invalid YAML: Map keys must be unique');
     expect(exitCodeOf(new ConfigError('config.yaml', 'provider', 'unknown key'))).toBe(ExitCode.usage);
     expect(exitCodeOf(new NotFoundError('run', 'run_x'))).toBe(ExitCode.failure);
+  });
+
+  it('a PostgreSQL that cannot be used is its one line and exit 1', () => {
+    const err = new StoreUnavailableError('postgres://demiurge@db:5432/demiurge', 'connection refused');
+    expect(describeError(err)).toBe(
+      'cannot open the event store at postgres://demiurge@db:5432/demiurge: connection refused',
+    );
+    expect(exitCodeOf(err)).toBe(ExitCode.failure);
   });
 
   it('expected refusals are said plainly, never "unexpected error"', () => {

@@ -27,7 +27,12 @@ provider:
 # workspace: /path/to/workspace
 
 # store:
-#   # FULL fsyncs every commit; NORMAL can lose the last commits on power loss.
+#   # sqlite: <home>/runtime/runtime.sqlite3. For PostgreSQL (several hosts on one database):
+#   #   kind: postgres
+#   #   url: postgres://user:password@host:5432/database
+#   # DEMIURGE_STORE_URL=postgres://... wins over this section.
+#   kind: sqlite
+#   # SQLite only. FULL fsyncs every commit; NORMAL can lose the last commits on power loss.
 #   synchronous: FULL
 
 # leases:

@@ -5,6 +5,7 @@ import { registerDoctor } from './commands/doctor.command.js';
 import { registerEvents } from './commands/events.command.js';
 import { registerHost } from './commands/host.command.js';
 import { registerInit } from './commands/init.command.js';
+import { registerLogTransfer } from './commands/log-transfer.command.js';
 import { registerRebuild } from './commands/rebuild.command.js';
 import { registerRuns } from './commands/runs.command.js';
 import { registerSessions } from './commands/sessions.command.js';
@@ -52,6 +53,7 @@ function buildProgram(ctx: CommandContext): Command {
   registerRebuild(program, ctx);
   registerVerify(program, ctx);
   registerDoctor(program, ctx);
+  registerLogTransfer(program, ctx);
   registerHost(program, ctx);
   registerApprovals(program, ctx);
   registerTui(program, ctx);

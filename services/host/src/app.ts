@@ -6,7 +6,6 @@ import {
   type OperatorAdapter,
 } from '@demiurge/delivery';
 import { type DamagedStoreError, type PollLoop, pollLoop } from '@demiurge/event-store';
-import type { SqliteEventStore } from '@demiurge/event-store-sqlite';
 import { type DeliveryStatusEntry, deliveryStatusPrefix, outboxReader } from '@demiurge/projector-outbox';
 import { type RunView, runsReader } from '@demiurge/projector-runs';
 import type { ModelProvider } from '@demiurge/providers';
@@ -25,6 +24,7 @@ import { stopOrphanedToolProcesses } from './orphan-processes.js';
 import { watchRunCommands } from './run-resumer.js';
 import { createRuntime, type HostRuntime, type OperatorPush, type RuntimeOptions } from './runtime/create-runtime.js';
 import type { HostRouter } from './runtime/host-router.js';
+import type { HostStore } from './store/host-store.js';
 
 export { DEFAULT_CORE_DIR, runtimeDir, storePath } from './paths.js';
 export type { OperatorPush } from './runtime/create-runtime.js';
@@ -75,7 +75,7 @@ export class DemiurgeApp {
   tasksCancelledAtClose: Awaited<ReturnType<RuntimeTaskWorker['close']>>['cancelled'] = [];
   readonly home: string;
   readonly config: HostConfig;
-  readonly store: SqliteEventStore;
+  readonly store: HostStore;
   /** Sessions, runs, the engine, approvals, the control plane and durable work. */
   readonly runtime: TurnRuntime;
   readonly provider: ModelProvider;

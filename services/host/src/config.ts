@@ -23,7 +23,26 @@ export const HostConfig = z.strictObject({
   core: z.string().min(1).optional(),
   /** The workspace root of file and shell tools (default: the current directory). */
   workspace: z.string().min(1).optional(),
-  store: z.strictObject({ synchronous: z.enum(['FULL', 'NORMAL']).default('FULL') }).default({ synchronous: 'FULL' }),
+  /**
+   * The event store: `kind: sqlite` (default, the home's `runtime/runtime.sqlite3`) or `kind: postgres` with
+   * `url: postgres://user:password@host:port/database`. `DEMIURGE_STORE_URL` (a postgres:// URL) wins over both.
+   */
+  store: z
+    .strictObject({
+      kind: z.enum(['sqlite', 'postgres']).default('sqlite'),
+      url: z.string().refine(isPostgresUrl, 'must be a postgres:// or postgresql:// URL').optional(),
+      /** SQLite only. */
+      synchronous: z.enum(['FULL', 'NORMAL']).default('FULL'),
+    })
+    .superRefine((store, ctx) => {
+      if (store.kind === 'postgres' && !store.url) {
+        ctx.addIssue({ code: 'custom', path: ['url'], message: 'is required with kind: postgres' });
+      }
+      if (store.kind === 'sqlite' && store.url) {
+        ctx.addIssue({ code: 'custom', path: ['url'], message: 'is only for kind: postgres (set kind: postgres)' });
+      }
+    })
+    .default({ kind: 'sqlite', synchronous: 'FULL' }),
   leases: z
     .strictObject({
       run_ms: z.number().int().positive().default(30_000),
@@ -80,7 +99,8 @@ export function configPath(home: string): string {
 
 /**
  * Reads `<home>/config.yaml` (absent: defaults), then `DEMIURGE_PROVIDER`, `DEMIURGE_MODEL`, `DEMIURGE_CORE`,
- * `DEMIURGE_WORKSPACE` from the environment, then flags. A bad file is one {@link ConfigError} naming the key
+ * `DEMIURGE_WORKSPACE` and `DEMIURGE_STORE_URL` (PostgreSQL, over `store:` of the file) from the environment,
+ * then flags. A bad file is one {@link ConfigError} naming the key
  * (and line).
  */
 export function loadConfig(
@@ -115,14 +135,35 @@ export function loadConfig(
   if (core) merged.core = resolve(core);
   const workspace = overrides.workspace ?? env.DEMIURGE_WORKSPACE;
   if (workspace) merged.workspace = resolve(workspace);
+  const storeUrl = env.DEMIURGE_STORE_URL;
+  if (storeUrl) {
+    if (!isPostgresUrl(storeUrl)) {
+      throw new ConfigError('environment', 'DEMIURGE_STORE_URL', 'must be a postgres:// or postgresql:// URL');
+    }
+    merged.store = { ...mapping(raw.store), kind: 'postgres', url: storeUrl };
+  }
   const parsed = HostConfig.safeParse(merged);
   if (parsed.success) return parsed.data;
   const issue = parsed.error.issues[0]!;
   const path = issue.code === 'unrecognized_keys' ? [...issue.path, issue.keys[0]!] : issue.path;
-  const node = doc?.getIn(path as (string | number)[], true) as { range?: [number, number] } | undefined;
+  // A missing key (store.url of kind: postgres) is shown at its parent's line.
+  let node: { range?: [number, number] } | undefined;
+  for (let depth = path.length; depth > 0 && !node; depth--) {
+    node = doc?.getIn(path.slice(0, depth) as (string | number)[], true) as { range?: [number, number] } | undefined;
+  }
   const line = node?.range && lines ? lines.linePos(node.range[0]).line : undefined;
   const detail = issue.code === 'unrecognized_keys' ? 'unknown key' : issue.message;
   throw new ConfigError(existsSync(file) ? file : 'configuration', formatPath(path), detail, line);
+}
+
+/** A URL a PostgreSQL client can connect with. */
+function isPostgresUrl(value: string): boolean {
+  if (!/^postgres(ql)?:\/\//.test(value)) return false;
+  try {
+    return new URL(value).hostname !== '' || value.includes('host=');
+  } catch {
+    return false;
+  }
 }
 
 /** A YAML mapping's keys and values (nothing for anything else). */

@@ -36,3 +36,12 @@ export {
   type RuntimeOptions,
 } from './runtime/create-runtime.js';
 export { type ScheduleOverview, scheduleOverview } from './schedule-overview.js';
+export {
+  describeStore,
+  type HostStore,
+  isPostgresStore,
+  type OpenHostStoreOptions,
+  openHostStore,
+  type StoreSelection,
+  storeSelection,
+} from './store/host-store.js';

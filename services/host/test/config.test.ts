@@ -51,3 +51,35 @@ describe('loadConfig', () => {
     expect((error as Error).message).toMatch(message);
   });
 });
+
+describe('loadConfig: the store', () => {
+  const url = 'postgres://demiurge:secret@db.internal:5432/demiurge';
+
+  it('is the SQLite file by default, PostgreSQL with kind: postgres and a url', () => {
+    expect(loadConfig(home, {}, {}).store).toMatchObject({ kind: 'sqlite' });
+    writeFileSync(join(home, 'config.yaml'), `store:\n  kind: postgres\n  url: ${url}\n`);
+    expect(loadConfig(home, {}, {}).store).toMatchObject({ kind: 'postgres', url });
+  });
+
+  it('takes DEMIURGE_STORE_URL over the file', () => {
+    writeFileSync(join(home, 'config.yaml'), 'store:\n  kind: sqlite\n');
+    const other = 'postgresql://u@elsewhere/db';
+    expect(loadConfig(home, {}, { DEMIURGE_STORE_URL: other }).store).toMatchObject({ kind: 'postgres', url: other });
+  });
+
+  it.each([
+    ['store:\n  kind: postgres\n', /config\.yaml:2: store\.url: is required with kind: postgres/],
+    ['store:\n  kind: mysql\n', /config\.yaml:2: store\.kind: Invalid option/],
+    ['store:\n  kind: postgres\n  url: mysql://x/y\n', /config\.yaml:3: store\.url: must be a postgres:\/\//],
+    [`store:\n  url: ${url}\n`, /config\.yaml:2: store\.url: is only for kind: postgres/],
+  ])('names the field of a bad store %#', (text, message) => {
+    writeFileSync(join(home, 'config.yaml'), text);
+    expect(() => loadConfig(home, {}, {})).toThrow(message);
+  });
+
+  it('refuses a DEMIURGE_STORE_URL that is not a postgres URL, naming the variable', () => {
+    expect(() => loadConfig(home, {}, { DEMIURGE_STORE_URL: '/tmp/x.sqlite3' })).toThrow(
+      /DEMIURGE_STORE_URL: must be a postgres:\/\//,
+    );
+  });
+});

@@ -1,4 +1,5 @@
 import { createIdGenerator, systemClock } from '@demiurge/contracts';
+import { describeStore } from '@demiurge/host';
 import { sessionsReader } from '@demiurge/projector-sessions';
 import type { HomePaths } from '../home.js';
 import type { CommandIo } from '../io.js';
@@ -24,7 +25,7 @@ export async function demoCommand(paths: HomePaths, options: { json: boolean }, 
     if (options.json) {
       io.out(
         JSON.stringify({
-          database: paths.database,
+          database: describeStore(store),
           head: await store.head(),
           session,
           transcript,
@@ -35,7 +36,7 @@ export async function demoCommand(paths: HomePaths, options: { json: boolean }, 
       );
       return;
     }
-    io.out(`store    ${paths.database}`);
+    io.out(`store    ${describeStore(store)}`);
     io.out(
       `log      ${await store.head()} events; rebuilt ${report.eventsApplied} into ${report.projectors.length} projection(s) in ${report.durationMs} ms`,
     );

@@ -7,9 +7,13 @@ import {
   CoreLoadError,
   configPath,
   DEFAULT_CORE_DIR,
+  describeStore,
   type HostConfig,
+  type HostStore,
+  isPostgresStore,
   loadConfig,
   loadCore,
+  openHostStore,
 } from '@demiurge/host';
 import { ExitCode } from '../cli-errors.js';
 import { coreProblem } from '../core-dir.js';
@@ -109,7 +113,34 @@ function checkSettings(store: SqliteEventStore): DoctorCheck[] {
   ];
 }
 
+/** PostgreSQL: the server answers, the schema opens (migrated or refused as newer), the hash chain holds. */
+async function checkPostgres(url: string): Promise<DoctorCheck[]> {
+  const where = describeStore({ kind: 'postgres', url });
+  let store: HostStore;
+  try {
+    store = await openHostStore({ kind: 'postgres', url }, { projectors: runtimeProjectors });
+  } catch (err) {
+    return [{ check: 'database', status: 'fail', detail: (err as Error).message }];
+  }
+  try {
+    const checks: DoctorCheck[] = [
+      { check: 'database', status: 'ok', detail: `${where} (PostgreSQL, ${await store.head()} events)` },
+    ];
+    const chain = await store.verifyChain();
+    checks.push(
+      chain.ok
+        ? { check: 'hash chain', status: 'ok', detail: `${chain.eventsChecked} event(s) chained` }
+        : { check: 'hash chain', status: 'fail', detail: `breaks at position ${chain.firstBreak?.position}` },
+    );
+    checks.push({ check: 'projections', status: 'ok', detail: `${runtimeProjectors.length} at the head` });
+    return checks;
+  } finally {
+    await store.close();
+  }
+}
+
 async function checkDatabase(paths: HomePaths, config: HostConfig | undefined): Promise<DoctorCheck[]> {
+  if (config?.store.kind === 'postgres' && config.store.url) return checkPostgres(config.store.url);
   if (!existsSync(paths.database)) {
     return [
       { check: 'database', status: 'fail', detail: `no runtime database at ${paths.database}; run "demiurge init"` },
@@ -160,7 +191,7 @@ async function checkDatabase(paths: HomePaths, config: HostConfig | undefined): 
       ? { check: 'schema version', status: 'ok', detail: `${info.version}` }
       : { check: 'schema version', status: 'warn', detail: `${info.version}; migrated to ${SCHEMA_VERSION} on open` },
   );
-  let store: SqliteEventStore;
+  let store: HostStore;
   try {
     store = await openRuntimeStore(paths, {
       mustExist: true,
@@ -171,7 +202,7 @@ async function checkDatabase(paths: HomePaths, config: HostConfig | undefined): 
   }
   try {
     checks.push({ check: 'database', status: 'ok', detail: `${paths.database} (${await store.head()} events)` });
-    checks.push(...checkSettings(store));
+    if (!isPostgresStore(store)) checks.push(...checkSettings(store));
     const stale = info.checkpoints.filter((c) =>
       runtimeProjectors.some((p) => p.name === c.name && p.version !== c.version),
     );

@@ -1,6 +1,6 @@
 import { chmodSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { SCHEMA_VERSION } from '@demiurge/event-store-sqlite';
-import { configPath, loadConfig } from '@demiurge/host';
+import { configPath, describeStore, isPostgresStore, loadConfig } from '@demiurge/host';
 import { CONFIG_TEMPLATE } from '../config-template.js';
 import type { HomePaths } from '../home.js';
 import type { CommandIo } from '../io.js';
@@ -37,7 +37,13 @@ export async function initCommand(paths: HomePaths, options: { json: boolean }, 
   const store = await openRuntimeStore(paths, { mustExist: false, synchronous: config.store.synchronous });
   const head = await store.head();
   await store.close();
-  steps.push({ what: 'database', path: paths.database, action: existed ? 'kept' : 'created' });
+  const postgres = isPostgresStore(store);
+  // A PostgreSQL database is made by its administrator: "created" there means its log was empty.
+  steps.push({
+    what: 'database',
+    path: describeStore(store),
+    action: (postgres ? head > 0 : existed) ? 'kept' : 'created',
+  });
   if (options.json) {
     io.out(
       JSON.stringify({
@@ -57,7 +63,7 @@ export async function initCommand(paths: HomePaths, options: { json: boolean }, 
         ? ' (0700)'
         : s.what === 'config'
           ? ` (provider ${config.provider.name})`
-          : ` (schema v${SCHEMA_VERSION}, ${runtimeProjectorNames.length} projections, ${head} events)`;
+          : ` (${postgres ? 'PostgreSQL' : `schema v${SCHEMA_VERSION}`}, ${runtimeProjectorNames.length} projections, ${head} events)`;
     io.out(`${s.action.padEnd(8)} ${s.what.padEnd(11)} ${s.path}${s.action === 'created' ? extra : ''}`);
   }
   io.out('');

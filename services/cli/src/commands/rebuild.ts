@@ -1,3 +1,4 @@
+import { describeStore } from '@demiurge/host';
 import { UsageError } from '../cli-errors.js';
 import type { HomePaths } from '../home.js';
 import type { CommandIo } from '../io.js';
@@ -42,7 +43,7 @@ export async function rebuildCommand(paths: HomePaths, options: RebuildOptions, 
     if (options.json) {
       io.out(
         JSON.stringify({
-          database: paths.database,
+          database: describeStore(store),
           head,
           rebuilt,
           eventsApplied: report.eventsApplied,

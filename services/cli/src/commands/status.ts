@@ -1,5 +1,12 @@
 import type { OperatorStatus } from '@demiurge/control-plane';
-import { DEFAULT_CORE_DIR, type HostConfig, loadConfig, type ScheduleOverview, scheduleOverview } from '@demiurge/host';
+import {
+  DEFAULT_CORE_DIR,
+  describeStore,
+  type HostConfig,
+  loadConfig,
+  type ScheduleOverview,
+  scheduleOverview,
+} from '@demiurge/host';
 import { type NeedsOperatorEntry, operatorStatusReader } from '@demiurge/projector-operator-status';
 import { type ApprovalEntry, type LiveRunEntry, runsReader } from '@demiurge/projector-runs';
 import { sessionsReader } from '@demiurge/projector-sessions';
@@ -77,7 +84,7 @@ export async function statusCommand(paths: HomePaths, options: { json: boolean }
     const active = sessions.filter((s) => s.status === 'active').length;
     report = {
       home: paths.home,
-      database: paths.database,
+      database: describeStore(store),
       head: await store.head(),
       config: {
         provider: config.provider.name,

@@ -10,6 +10,7 @@ import {
   readSchemaInfo,
   snapshotDatabase,
 } from '@demiurge/event-store-sqlite';
+import { describeStore, loadConfig, storeSelection } from '@demiurge/host';
 import { type LogViolation, verifyLog } from '@demiurge/lifecycle';
 import { ExitCode, UsageError } from '../cli-errors.js';
 import type { HomePaths } from '../home.js';
@@ -81,8 +82,20 @@ export async function verifyCommand(
   options: { json: boolean; head?: boolean; expectHead?: string },
   io: CommandIo,
 ): Promise<ExitCode> {
-  if (!existsSync(paths.database)) throw new NoDatabaseError(paths.database);
   const kept = options.expectHead === undefined ? undefined : parseKeptHead(options.expectHead);
+  const selection = storeSelection(paths.home, loadConfig(paths.home));
+  if (selection.kind === 'postgres') {
+    const { verifyPostgres } = await import('./verify-postgres.js');
+    const result = await verifyPostgres(selection, {
+      ...(options.head ? { head: true } : {}),
+      ...(kept ? { kept } : {}),
+    });
+    if (!('log' in result)) return printHead(describeStore(selection), result, options.json, io);
+    if (options.json) io.out(JSON.stringify(result));
+    else for (const line of renderVerifyReport(result)) io.out(line);
+    return result.ok ? ExitCode.ok : ExitCode.failure;
+  }
+  if (!existsSync(paths.database)) throw new NoDatabaseError(paths.database);
   const started = Date.now();
   // The whole file, every page: a damaged store is refused here with its own error, never copied.
   checkStoreFile(paths.database, { integrity: 'full' });

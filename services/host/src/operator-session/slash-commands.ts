@@ -1,5 +1,6 @@
 import type { TaskView } from '@demiurge/projector-task-board';
 import type { DemiurgeApp } from '../app.js';
+import { describeStore } from '../store/host-store.js';
 
 /** A slash command of the session dialect, listed in `operator.ready` (`slash_commands`). */
 export interface SlashSpec {
@@ -165,7 +166,7 @@ export async function runSlashCommand(ctx: SlashContext, name: string, args: str
         `  ok    provider: ${app.provider.name}/${app.provider.model}`,
         `  ok    core: ${app.core.id} (${app.coreDir})`,
         `  ok    workspace: ${app.workspace}`,
-        `  ok    store: ${app.home}/runtime/runtime.sqlite3`,
+        `  ok    store: ${describeStore(app.store)}`,
         `  info  live runs: ${live.length}`,
         `  info  work: ${JSON.stringify(work)}`,
       ];

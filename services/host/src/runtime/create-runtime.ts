@@ -9,7 +9,6 @@ import {
   type OperatorAdapter,
 } from '@demiurge/delivery';
 import type { DamagedStoreError } from '@demiurge/event-store';
-import { openSqliteEventStore, type SqliteEventStore } from '@demiurge/event-store-sqlite';
 import type { ModelProvider } from '@demiurge/providers';
 import { SchedulerRuntime } from '@demiurge/scheduler';
 import { type AgentCore, BackgroundWorkRuntime, loadCore } from '@demiurge/slots';
@@ -21,10 +20,11 @@ import { type ConfigOverrides, type HostConfig, loadConfig } from '../config.js'
 import { describeFailure } from '../describe-failure.js';
 import { hostIdentity, isHostAlive } from '../host-identity.js';
 import { createLogger, type Logger } from '../logger.js';
-import { DEFAULT_CORE_DIR, storePath } from '../paths.js';
+import { DEFAULT_CORE_DIR } from '../paths.js';
 import { hostProjectors } from '../projectors.js';
 import { SCHEDULE_CHANNEL, scheduledRouteOf } from '../schedule-delivery.js';
 import { createSlotHooks } from '../slot-hooks.js';
+import { type HostStore, openHostStore, storeSelection } from '../store/host-store.js';
 import { hostProvider } from './host-provider.js';
 import { HostRouter } from './host-router.js';
 
@@ -51,7 +51,8 @@ export interface OperatorPush {
 export interface HostRuntime {
   readonly home: string;
   readonly config: HostConfig;
-  readonly store: SqliteEventStore;
+  /** The home's SQLite file, or the PostgreSQL database of `store.kind: postgres` / `DEMIURGE_STORE_URL`. */
+  readonly store: HostStore;
   readonly clock: Clock;
   readonly ids: IdGenerator;
   readonly owner: string;
@@ -75,7 +76,8 @@ export interface HostRuntime {
 }
 
 /**
- * The host's composition root: validates the configuration, opens the store (fail-stop on a corrupt or
+ * The host's composition root: validates the configuration, opens the configured store (the home's SQLite
+ * file by default, PostgreSQL with `store.kind: postgres` or `DEMIURGE_STORE_URL`; fail-stop on a corrupt or
  * newer database), loads the Agent Core and wires the turn runtime, slots, task worker, scheduler and
  * delivery. Starts nothing and recovers nothing (`DemiurgeApp.start` does); on a failure after the store
  * opened, the store is closed again.
@@ -94,12 +96,10 @@ export async function createRuntime(options: RuntimeOptions): Promise<HostRuntim
   const logger = options.logger ?? createLogger();
   const provider = await hostProvider(config, home, env);
   const damaged$ = new Subject<DamagedStoreError>();
-  const store = await openSqliteEventStore({
-    path: storePath(home),
+  const store = await openHostStore(storeSelection(home, config), {
     projectors: hostProjectors,
     clock,
     ids,
-    synchronous: config.store.synchronous,
     onDamaged: (error) => damaged$.next(error),
   });
   try {
@@ -237,7 +237,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<HostRuntim
 
 /** The scheduler: a fire resolves its own session (one per fire key) and runs one turn in it. */
 function createScheduler(deps: {
-  store: SqliteEventStore;
+  store: HostStore;
   clock: Clock;
   ids: IdGenerator;
   owner: string;

@@ -1,0 +1,65 @@
+import type { Clock, IdGenerator } from '@demiurge/contracts';
+import type { DamagedStoreError, Projector } from '@demiurge/event-store';
+import { openPostgresEventStore, type PostgresEventStore, redactUrl } from '@demiurge/event-store-postgres';
+import { openSqliteEventStore, type SqliteEventStore } from '@demiurge/event-store-sqlite';
+import type { HostConfig } from '../config.js';
+import { storePath } from '../paths.js';
+
+/**
+ * The store a host runs on: the embedded SQLite file of its home, or a PostgreSQL database that several hosts
+ * share. Both keep the same log, the same hash chain and the same inline projections.
+ */
+export type HostStore = SqliteEventStore | PostgresEventStore;
+
+/** Which store a home uses, resolved from its configuration (`store.kind`, `store.url`, `DEMIURGE_STORE_URL`). */
+export type StoreSelection =
+  | { readonly kind: 'sqlite'; readonly path: string; readonly synchronous: 'FULL' | 'NORMAL' }
+  | { readonly kind: 'postgres'; readonly url: string };
+
+/**
+ * The store of a home: PostgreSQL when the configuration says `store.kind: postgres` (its `url`, or
+ * `DEMIURGE_STORE_URL`, already merged by `loadConfig`), else the home's SQLite file.
+ * @example
+ * storeSelection(home, loadConfig(home)); // { kind: 'sqlite', path: '<home>/runtime/runtime.sqlite3', ... }
+ */
+export function storeSelection(home: string, config: HostConfig): StoreSelection {
+  if (config.store.kind === 'postgres' && config.store.url) return { kind: 'postgres', url: config.store.url };
+  return { kind: 'sqlite', path: storePath(home), synchronous: config.store.synchronous };
+}
+
+/** Where a store keeps its log, for people: the SQLite file, or the PostgreSQL URL without its password. */
+export function describeStore(selection: StoreSelection | HostStore): string {
+  if ('kind' in selection) return selection.kind === 'sqlite' ? selection.path : redactUrl(selection.url);
+  return isPostgresStore(selection) ? selection.url : selection.path;
+}
+
+/** True for a PostgreSQL store (its `url`), false for the SQLite file (its `path`). */
+export function isPostgresStore(store: HostStore): store is PostgresEventStore {
+  return !('path' in store);
+}
+
+export interface OpenHostStoreOptions {
+  readonly projectors: readonly Projector[];
+  readonly clock?: Clock;
+  readonly ids?: IdGenerator;
+  /** SQLite only: told once when the store stops on damage met in use (fail-stop). */
+  readonly onDamaged?: (error: DamagedStoreError) => void;
+}
+
+/**
+ * Opens the selected store with the given projectors. PostgreSQL failures to connect or log in are one
+ * `StoreUnavailableError` line; a newer or foreign schema is refused on both backends.
+ */
+export async function openHostStore(selection: StoreSelection, options: OpenHostStoreOptions): Promise<HostStore> {
+  const ports = { ...(options.clock ? { clock: options.clock } : {}), ...(options.ids ? { ids: options.ids } : {}) };
+  if (selection.kind === 'postgres') {
+    return openPostgresEventStore({ url: selection.url, projectors: options.projectors, ...ports });
+  }
+  return openSqliteEventStore({
+    path: selection.path,
+    projectors: options.projectors,
+    synchronous: selection.synchronous,
+    ...ports,
+    ...(options.onDamaged ? { onDamaged: options.onDamaged } : {}),
+  });
+}
