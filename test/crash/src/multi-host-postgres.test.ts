@@ -159,6 +159,13 @@ describePg('three demiurge serve processes on one PostgreSQL (real hosts, real S
         // Nothing left for nobody: every item claimed and completed by one of the hosts.
         unsettledAfter90s: unsettled,
       };
+      if (report.unsettledAfter90s.length > 0) {
+        // What the hosts said: a loop that stopped would say so on stderr.
+        for (const [i, h] of hosts.entries()) {
+          const tail = h?.stderr().trim().split('\n').slice(-5).join('\n  ');
+          console.log(`host ${i} stderr (last lines):\n  ${tail || '(nothing)'}`);
+        }
+      }
       expect(report).toEqual({
         succeededTwice: [],
         sentTwice: [],
