@@ -82,11 +82,8 @@ class PgStore implements PostgresEventStore {
   /** Appends (and rebuilds) of this store run one after another, in call order. */
   private queue: Promise<unknown> = Promise.resolve();
   /** Appends waiting for their turn; the first turn to run takes them all (a group commit). */
-  private readonly waiting: {
-    plan: AppendPlan;
-    resolve: (result: AppendResult) => void;
-    reject: (err: unknown) => void;
-  }[] = [];
+  private readonly waiting: { plan: AppendPlan; resolve: (r: AppendResult) => void; reject: (e: unknown) => void }[] =
+    [];
   private closed = false;
   private closing: Promise<void> | undefined;
 
