@@ -5,7 +5,7 @@ import { type Kysely, sql } from 'kysely';
 import { decodeRow, EVENT_COLUMNS, type EventRow } from './event-rows.js';
 import { type ChainedRow, eventHash } from './hash-chain.js';
 import { EVENTS_CHANNEL } from './log-publisher.js';
-import type { ProjectorRunner } from './projector-runner.js';
+import { type DocumentWrites, documentWritesCtes, type ProjectorRunner } from './projector-runner.js';
 import type { StoreSchema } from './schema.js';
 
 type Db = Kysely<StoreSchema>;
@@ -35,26 +35,34 @@ export async function lockHead(tx: Db): Promise<LockedHead> {
 }
 
 /**
- * One append inside its transaction: lock the head, replay an idempotency key, check stream types and expected
- * versions, insert the events with their hashes, apply the projectors (caught up first when another host left
- * them behind), move the head and NOTIFY (delivered at commit).
+ * Appends inside one transaction: lock the head, replay an idempotency key (an append with a key runs alone),
+ * check stream types and expected versions, insert the events with their hashes, apply the projectors (caught
+ * up first when another host left them behind), move the head and NOTIFY (delivered at commit).
+ *
+ * Several appends of this host share the transaction (a group commit): each is checked in order against the
+ * stream heads as the earlier ones left them, and one that is refused (a version conflict, a stream type
+ * mismatch) gets its error back without changing anything; the others' events share the one insert, the one
+ * write of documents and the one commit. Each result is the append's result or its refusal.
  */
 export async function appendInTransaction(
   tx: Db,
-  plan: AppendPlan,
+  plans: readonly AppendPlan[],
   registry: EventRegistry,
   runner: ProjectorRunner,
   projectors: readonly Projector[],
-): Promise<AppendResult> {
+): Promise<(AppendResult | Error)[]> {
   const head = await lockHead(tx);
-  const key = plan.idempotencyKey;
+  const key = plans.length === 1 ? plans[0]!.idempotencyKey : undefined;
+  if (plans.length > 1 && plans.some((p) => p.idempotencyKey !== undefined)) {
+    throw new Error('an append with an idempotency key runs in a transaction of its own');
+  }
   if (key !== undefined) {
     const { rows } = await sql<EventRow>`SELECT ${sql.raw(EVENT_COLUMNS)} FROM events
       WHERE idempotency_key = ${key} OR (idempotency_key > ${`${key}\u001f`} AND idempotency_key < ${`${key}\u0020`})
       ORDER BY position`.execute(tx);
     if (rows.length > 0) {
       const events = rows.map((r) => decodeRow(registry, r));
-      return { events, lastPosition: events[events.length - 1]!.position, replayed: true };
+      return [{ events, lastPosition: events[events.length - 1]!.position, replayed: true }];
     }
   }
   // One round trip after the lock: the streams' heads and the lowest checkpoint of this store's projectors.
@@ -67,7 +75,7 @@ export async function appendInTransaction(
     FROM (SELECT min(position) AS lowest FROM projector_checkpoints
           WHERE name = ANY(${projectors.map((p) => p.name)}::text[])) c
     LEFT JOIN (SELECT DISTINCT ON (stream_id) stream_id, stream_version, stream_type FROM events
-               WHERE stream_id = ANY(${plan.streams.map((s) => s.streamId)}::text[])
+               WHERE stream_id = ANY(${[...new Set(plans.flatMap((p) => p.streams.map((s) => s.streamId)))]}::text[])
                ORDER BY stream_id, stream_version DESC) s ON true`.execute(tx);
   const lowest = streamHeads[0]?.lowest ?? null;
   if (projectors.length > 0 && Number(lowest ?? 0) < head.position) {
@@ -76,42 +84,66 @@ export async function appendInTransaction(
       // one batch per pass; the lock holds the head still
     }
   }
-  const heads = new Map(streamHeads.filter((r) => r.stream_id !== null).map((r) => [r.stream_id!, r]));
+  const heads = new Map(
+    streamHeads
+      .filter((r) => r.stream_id !== null)
+      .map((r) => [r.stream_id!, { type: r.stream_type, version: r.stream_version }]),
+  );
   const events: RecordedEvent[] = [];
   const rows: (ChainedRow & { hash: Buffer })[] = [];
+  const results: (AppendResult | Error)[] = [];
   let previous = head.hash;
-  for (const stream of plan.streams) {
-    const current = heads.get(stream.streamId);
-    if (current && current.stream_type !== stream.streamType) {
-      throw new StreamTypeMismatchError(stream.streamId, stream.streamType, current.stream_type);
+  for (const plan of plans) {
+    try {
+      for (const stream of plan.streams) {
+        const current = heads.get(stream.streamId);
+        if (current && current.type !== stream.streamType) {
+          throw new StreamTypeMismatchError(stream.streamId, stream.streamType, current.type);
+        }
+        checkExpectedVersion(stream.streamId, stream.expectedVersion, current?.version ?? 0);
+      }
+    } catch (err) {
+      if (plans.length === 1) throw err;
+      results.push(err as Error);
+      continue;
     }
-    let version = current?.stream_version ?? 0;
-    checkExpectedVersion(stream.streamId, stream.expectedVersion, version);
-    for (const event of stream.events) {
-      version++;
-      const row: ChainedRow = {
-        position: head.position + rows.length + 1,
-        event_id: event.eventId,
-        stream_type: stream.streamType,
-        stream_id: stream.streamId,
-        stream_version: version,
-        type: event.type,
-        schema_version: event.schemaVersion,
-        data: JSON.stringify(event.data),
-        meta: JSON.stringify(event.meta),
-        recorded_at: plan.recordedAt,
-        idempotency_key: key === undefined ? null : eventIdempotencyKey(key, rows.length),
-      };
-      previous = eventHash(previous, row);
-      rows.push({ ...row, hash: previous });
-      events.push(toRecorded(plan, stream, event, row.position, version));
+    const mine: RecordedEvent[] = [];
+    for (const stream of plan.streams) {
+      let version = heads.get(stream.streamId)?.version ?? 0;
+      for (const event of stream.events) {
+        version++;
+        const row: ChainedRow = {
+          position: head.position + rows.length + 1,
+          event_id: event.eventId,
+          stream_type: stream.streamType,
+          stream_id: stream.streamId,
+          stream_version: version,
+          type: event.type,
+          schema_version: event.schemaVersion,
+          data: JSON.stringify(event.data),
+          meta: JSON.stringify(event.meta),
+          recorded_at: plan.recordedAt,
+          idempotency_key: key === undefined ? null : eventIdempotencyKey(key, mine.length),
+        };
+        previous = eventHash(previous, row);
+        rows.push({ ...row, hash: previous });
+        mine.push(toRecorded(plan, stream, event, row.position, version));
+      }
+      heads.set(stream.streamId, { type: stream.streamType, version });
     }
+    events.push(...mine);
+    results.push({ events: mine, lastPosition: mine[mine.length - 1]?.position ?? head.position, replayed: false });
   }
+  if (rows.length === 0) return results;
   const lastPosition = head.position + rows.length;
-  if (projectors.length > 0) await runner.apply(tx, events);
-  // One statement: insert the events, move the head and the projectors' checkpoints (they have seen everything
-  // up to it), and NOTIFY, which PostgreSQL delivers at commit, in commit order. Projectors read documents,
-  // never `events`, so the rows can wait until here.
+  const writes: DocumentWrites =
+    projectors.length > 0
+      ? await runner.applyCollect(tx, events)
+      : { put: { p: [], c: [], i: [], d: [] }, gone: { p: [], c: [], i: [] } };
+  // One statement: insert the events, write the projectors' documents, move the head and the projectors'
+  // checkpoints (they have seen everything up to it), and NOTIFY, which PostgreSQL delivers at commit, in commit
+  // order. Projectors read documents, never `events`, so the rows can wait until here. Its text never changes
+  // (every value is a parameter, rows are arrays), so each connection prepares it once.
   const column = <K extends keyof (typeof rows)[number]>(k: K) => rows.map((r) => r[k]);
   try {
     await sql`WITH inserted AS (
@@ -122,6 +154,7 @@ export async function appendInTransaction(
           ${column('type')}::text[], ${column('schema_version')}::integer[], ${column('data')}::text[],
           ${column('meta')}::text[], ${column('recorded_at')}::text[], ${column('idempotency_key')}::text[],
           ${column('hash')}::bytea[])),
+      ${documentWritesCtes(writes)},
       moved AS (UPDATE log_head SET position = ${lastPosition}, hash = ${previous} RETURNING position),
       checkpoints AS (UPDATE projector_checkpoints SET position = ${lastPosition}
         WHERE name = ANY(${projectors.map((p) => p.name)}::text[]))
@@ -136,5 +169,5 @@ export async function appendInTransaction(
     }
     throw err;
   }
-  return { events, lastPosition, replayed: false };
+  return results;
 }

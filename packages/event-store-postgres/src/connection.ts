@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { DemiurgeError, ErrorCode } from '@demiurge/contracts';
 import pg from 'pg';
 
@@ -40,6 +41,35 @@ export interface PoolOptions {
   /** Connections in the pool (reads and the one append in flight). Default 4. */
   readonly maxConnections?: number;
   readonly connectTimeoutMs?: number;
+  /** Named (server-side prepared) statements for parameterized queries. Default true. */
+  readonly preparedStatements?: boolean;
+}
+
+/** Distinct statement texts a connection prepares at most; later new texts run unnamed. */
+const MAX_PREPARED_PER_CONNECTION = 256;
+
+/**
+ * A client that sends every parameterized query as a named prepared statement, named by a hash of its text:
+ * PostgreSQL parses and plans it once per connection instead of on every call (an append's statements took half
+ * as long prepared, measured by the PostgreSQL benchmarks). The store's query texts are fixed (values are always
+ * parameters, arrays for many rows), so a connection prepares a bounded set; past
+ * {@link MAX_PREPARED_PER_CONNECTION} texts it stops preparing new ones. Statements without parameters (BEGIN,
+ * COMMIT, DDL) go unnamed as before.
+ */
+class PreparingClient extends pg.Client {
+  private readonly prepared = new Set<string>();
+
+  // biome-ignore lint/suspicious/noExplicitAny: pg's query overloads; only (text, values) is rewritten.
+  override query(config: any, values?: any, callback?: any): any {
+    if (typeof config === 'string' && Array.isArray(values) && values.length > 0 && callback === undefined) {
+      const name = `dm_${createHash('sha1').update(config).digest('base64url').slice(0, 24)}`;
+      if (this.prepared.has(name) || this.prepared.size < MAX_PREPARED_PER_CONNECTION) {
+        this.prepared.add(name);
+        return super.query({ name, text: config, values });
+      }
+    }
+    return super.query(config, values, callback);
+  }
 }
 
 /** A pool whose idle-connection errors are reported, not thrown into the process. */
@@ -50,6 +80,7 @@ export function createPool(options: PoolOptions, onIdleError: (err: Error) => vo
     connectionTimeoutMillis: options.connectTimeoutMs ?? 10_000,
     types: parsers,
     application_name: 'demiurge',
+    ...(options.preparedStatements === false ? {} : { Client: PreparingClient }),
   });
   pool.on('error', onIdleError);
   return pool;

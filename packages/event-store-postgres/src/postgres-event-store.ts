@@ -64,6 +64,9 @@ export async function openPostgresEventStore(options: PostgresEventStoreOptions)
   }
 }
 
+/** Appends one transaction takes at most. */
+const MAX_GROUP = 100;
+
 class PgStore implements PostgresEventStore {
   readonly url: string;
   readonly registry: EventRegistry;
@@ -79,6 +82,9 @@ class PgStore implements PostgresEventStore {
   private listener: NotifyListener | undefined;
   /** Appends (and rebuilds) of this store run one after another, in call order. */
   private queue: Promise<unknown> = Promise.resolve();
+  /** Appends waiting for their turn; the first turn to run takes them all (a group commit). */
+  private readonly waiting: { plan: AppendPlan; resolve: (r: AppendResult) => void; reject: (e: unknown) => void }[] =
+    [];
   private closed = false;
   /** Database clocks made by this store: their re-sampling stops when it closes. */
   private readonly clocks: DatabaseClock[] = [];
@@ -131,13 +137,66 @@ class PgStore implements PostgresEventStore {
     } catch (err) {
       return Promise.reject(err);
     }
-    return this.serially(async () => {
-      const result = await this.db
-        .transaction()
-        .execute((tx) => appendInTransaction(tx, plan, this.registry, this.runner, this.projectors));
-      if (!result.replayed) await this.publisher.publish(result.events);
-      return result;
+    return new Promise<AppendResult>((resolve, reject) => {
+      this.waiting.push({ plan, resolve, reject });
+      // Whichever of the queued turns runs first takes every append waiting by then (a group commit).
+      this.serially(() => this.appendWaiting()).catch((err: unknown) => {
+        // The turn could not run (the store closed): whatever still waits fails with that.
+        for (const w of this.waiting.splice(0)) w.reject(err);
+      });
     });
+  }
+
+  /**
+   * Appends what is waiting: together in one transaction (each checked in order, refusals returned to their
+   * callers alone), or, when that transaction fails as a whole (a projector threw, an event id was taken, the
+   * connection broke), each in a transaction of its own so that only the append at fault fails. An append with
+   * an idempotency key always runs alone; appends commit in call order.
+   */
+  private async appendWaiting(): Promise<void> {
+    const batch = this.waiting.splice(0, MAX_GROUP);
+    if (batch.length === 0) return;
+    // In call order: runs of appends without a key go together, each append with a key alone.
+    const groups: (typeof batch)[] = [];
+    for (const w of batch) {
+      const last = groups[groups.length - 1];
+      if (w.plan.idempotencyKey === undefined && last && last[0]!.plan.idempotencyKey === undefined) last.push(w);
+      else groups.push([w]);
+    }
+    for (const group of groups) {
+      let results: (AppendResult | Error)[];
+      try {
+        results = await this.appendTogether(group.map((w) => w.plan));
+      } catch (err) {
+        if (group.length === 1) {
+          group[0]!.reject(connectionError(err, this.options.url));
+          continue;
+        }
+        for (const w of group) {
+          try {
+            const [alone] = await this.appendTogether([w.plan]);
+            if (alone instanceof Error) w.reject(alone);
+            else w.resolve(alone!);
+          } catch (e) {
+            w.reject(connectionError(e, this.options.url));
+          }
+        }
+        continue;
+      }
+      for (const [i, r] of results.entries()) {
+        if (r instanceof Error) group[i]!.reject(r);
+        else group[i]!.resolve(r);
+      }
+    }
+  }
+
+  /** One transaction of appends, then their events published in order. */
+  private async appendTogether(plans: readonly AppendPlan[]): Promise<(AppendResult | Error)[]> {
+    const results = await this.db
+      .transaction()
+      .execute((tx) => appendInTransaction(tx, plans, this.registry, this.runner, this.projectors));
+    for (const r of results) if (!(r instanceof Error) && !r.replayed) await this.publisher.publish(r.events);
+    return results;
   }
 
   async streamVersion(streamId: string): Promise<number> {

@@ -14,6 +14,12 @@ export interface PostgresEventStoreOptions {
   readonly maxConnections?: number;
   /** How long opening a connection may take before a {@link StoreUnavailableError}. Default 10 000 ms. */
   readonly connectTimeoutMs?: number;
+  /**
+   * Send parameterized queries as named prepared statements (parsed and planned once per connection). Default
+   * true; set false behind a pooler that cannot keep prepared statements (PgBouncer in transaction mode before
+   * 1.21).
+   */
+  readonly preparedStatements?: boolean;
   /** Events per transaction when catching projectors up at open. Default 5000. */
   readonly catchUpBatchSize?: number;
   /** Told about errors of idle pooled connections (the pool drops them and opens new ones). */

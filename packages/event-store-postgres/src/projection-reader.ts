@@ -56,17 +56,11 @@ export function createProjectionReader(
       return out;
     },
     counts: async () => {
-      const counted = await read(() =>
-        db
-          .selectFrom('projection_documents')
-          .select(['collection', sql<string>`count(*)`.as('n')])
-          .where('projector', '=', projector.name)
-          .groupBy('collection')
-          .orderBy('collection')
-          .execute(),
+      const { rows: counted } = await read(() =>
+        sql<{ collection: string; n: number }>`SELECT collection, count(*)::integer AS n FROM projection_documents
+          WHERE projector = ${projector.name} GROUP BY collection ORDER BY collection`.execute(db),
       );
-      // count(*) is a bigint, which pg returns as a string.
-      return Object.fromEntries(counted.map((row) => [row.collection, Number(row.n)]));
+      return Object.fromEntries(counted.map((r) => [r.collection, r.n]));
     },
     checkpoint: () =>
       read(async () => {

@@ -33,23 +33,55 @@ export class ProjectorRunner {
 
   /** Applies events to the given projectors (each only the events it handles) and writes their documents. */
   async apply(tx: Db, events: readonly RecordedEvent[], projectors = this.projectors): Promise<void> {
+    await writeDocuments(tx, await this.applyCollect(tx, events, projectors));
+  }
+
+  /**
+   * Applies events to the given projectors and returns their document writes for the caller to send (the append
+   * sends them in its last statement); clears are sent here, before, so they come first. Misses of all the
+   * projectors are loaded together: one statement per round of reads, not one per document.
+   */
+  async applyCollect(tx: Db, events: readonly RecordedEvent[], projectors = this.projectors): Promise<DocumentWrites> {
+    const pending: { p: Projector; overlay: OverlayProjectionTx; events: RecordedEvent[]; next: number }[] = [];
     for (const p of projectors) {
       const handles = this.handles.get(p.name)!;
       const mine = events.filter((e) => handles.has(e.type));
-      if (mine.length === 0) continue;
-      const overlay = new OverlayProjectionTx(p.name);
-      for (const event of mine) {
-        await runWithLoads(tx, overlay, () => {
-          try {
-            p.apply(event, overlay);
-          } catch (cause) {
-            if (cause instanceof OverlayMiss) throw cause;
-            throw new ProjectorFailedError(p.name, event.type, event.position, { cause });
-          }
-        });
-      }
-      await flush(tx, overlay);
+      if (mine.length > 0) pending.push({ p, overlay: new OverlayProjectionTx(p.name), events: mine, next: 0 });
     }
+    for (let loads = 0; ; loads++) {
+      const before = pending.reduce((n, item) => n + item.next, 0);
+      const misses: { overlay: OverlayProjectionTx; miss: OverlayMiss }[] = [];
+      for (const item of pending) {
+        while (item.next < item.events.length) {
+          const event = item.events[item.next]!;
+          item.overlay.begin();
+          try {
+            item.p.apply(event, item.overlay);
+          } catch (cause) {
+            if (!(cause instanceof OverlayMiss)) {
+              throw new ProjectorFailedError(item.p.name, event.type, event.position, { cause });
+            }
+            // Drop this event's partial writes; it is applied again once what it read is loaded.
+            misses.push({ overlay: item.overlay, miss: cause });
+            break;
+          }
+          item.overlay.keep();
+          item.next++;
+        }
+      }
+      if (misses.length === 0) break;
+      // Loads since the last event that completed: a projector that keeps asking for new documents is a bug.
+      if (pending.reduce((n, item) => n + item.next, 0) > before) loads = 0;
+      if (loads >= MAX_LOADS_PER_EVENT) throw misses[0]!.miss;
+      await loadMisses(tx, misses);
+    }
+    const writes: DocumentWrites = { put: { p: [], c: [], i: [], d: [] }, gone: { p: [], c: [], i: [] } };
+    for (const { overlay } of pending) {
+      if (!overlay.dirty) continue;
+      await clearDocuments(tx, overlay);
+      collectWrites(overlay, writes);
+    }
+    return writes;
   }
 
   /** Moves the given projectors' checkpoints to `position` (they have applied everything up to it). */
@@ -74,7 +106,12 @@ export class ProjectorRunner {
         overlay.clear();
         p.reset(overlay);
       });
-      await flush(tx, overlay);
+      if (overlay.dirty) {
+        await clearDocuments(tx, overlay);
+        const writes: DocumentWrites = { put: { p: [], c: [], i: [], d: [] }, gone: { p: [], c: [], i: [] } };
+        collectWrites(overlay, writes);
+        await writeDocuments(tx, writes);
+      }
       await tx
         .insertInto('projector_checkpoints')
         .values({ name: p.name, version: p.version, position: 0 })
@@ -164,6 +201,12 @@ async function runWithLoads(tx: Db, overlay: OverlayProjectionTx, work: () => vo
   }
 }
 
+/** Document writes as columns: upserts (projector, collection, id, doc) and deletes (projector, collection, id). */
+export interface DocumentWrites {
+  readonly put: { p: string[]; c: string[]; i: string[]; d: string[] };
+  readonly gone: { p: string[]; c: string[]; i: string[] };
+}
+
 async function load(tx: Db, overlay: OverlayProjectionTx, miss: OverlayMiss): Promise<void> {
   const base = tx
     .selectFrom('projection_documents')
@@ -177,9 +220,32 @@ async function load(tx: Db, overlay: OverlayProjectionTx, miss: OverlayMiss): Pr
   overlay.loaded(miss.collection, miss.id, row?.doc ?? null);
 }
 
-/** Writes an overlay's documents: clears first, then deletes and upserts, one statement each. */
-async function flush(tx: Db, overlay: OverlayProjectionTx): Promise<void> {
-  if (!overlay.dirty) return;
+/** Loads what the overlays missed: every missed document in one statement, each missed collection in its own. */
+async function loadMisses(
+  tx: Db,
+  misses: readonly { overlay: OverlayProjectionTx; miss: OverlayMiss }[],
+): Promise<void> {
+  const docs = misses.filter((m) => m.miss.id !== undefined);
+  for (const m of misses) if (m.miss.id === undefined) await load(tx, m.overlay, m.miss);
+  if (docs.length === 0) return;
+  if (docs.length === 1) return load(tx, docs[0]!.overlay, docs[0]!.miss);
+  const { rows } = await sql<{ projector: string; collection: string; id: string; doc: string }>`
+    SELECT projector, collection, id, doc FROM projection_documents
+    WHERE (projector, collection, id) IN (SELECT p COLLATE "C", c COLLATE "C", i COLLATE "C"
+      FROM unnest(${docs.map((m) => m.overlay.projector)}::text[], ${docs.map((m) => m.miss.collection)}::text[],
+        ${docs.map((m) => m.miss.id!)}::text[]) AS t(p, c, i))`.execute(tx);
+  const found = new Map(rows.map((r) => [`${r.projector}\u0000${r.collection}\u0000${r.id}`, r.doc]));
+  for (const { overlay, miss } of docs) {
+    overlay.loaded(
+      miss.collection,
+      miss.id!,
+      found.get(`${overlay.projector}\u0000${miss.collection}\u0000${miss.id}`) ?? null,
+    );
+  }
+}
+
+/** Sends an overlay's clears (whole projector, or collections): before its other writes. */
+async function clearDocuments(tx: Db, overlay: OverlayProjectionTx): Promise<void> {
   const { written } = overlay;
   const name = overlay.projector;
   if (written.clearedAll) await tx.deleteFrom('projection_documents').where('projector', '=', name).execute();
@@ -190,29 +256,43 @@ async function flush(tx: Db, overlay: OverlayProjectionTx): Promise<void> {
       .where('collection', 'in', [...written.cleared])
       .execute();
   }
-  const put: { c: string[]; i: string[]; d: string[] } = { c: [], i: [], d: [] };
-  const gone: { c: string[]; i: string[] } = { c: [], i: [] };
-  for (const [collection, docs] of written.docs) {
+}
+
+/** Adds an overlay's document puts and deletes to `writes`. */
+function collectWrites(overlay: OverlayProjectionTx, writes: DocumentWrites): void {
+  const name = overlay.projector;
+  for (const [collection, docs] of overlay.written.docs) {
     for (const [id, doc] of docs) {
       if (doc === null) {
-        gone.c.push(collection);
-        gone.i.push(id);
+        writes.gone.p.push(name);
+        writes.gone.c.push(collection);
+        writes.gone.i.push(id);
       } else {
-        put.c.push(collection);
-        put.i.push(id);
-        put.d.push(doc);
+        writes.put.p.push(name);
+        writes.put.c.push(collection);
+        writes.put.i.push(id);
+        writes.put.d.push(doc);
       }
     }
   }
-  if (gone.c.length > 0) {
-    await sql`DELETE FROM projection_documents WHERE projector = ${name}
-      AND (collection, id) IN (SELECT c COLLATE "C", i COLLATE "C" FROM unnest(${gone.c}::text[], ${gone.i}::text[]) AS t(c, i))`.execute(
-      tx,
-    );
-  }
-  if (put.c.length > 0) {
-    await sql`INSERT INTO projection_documents (projector, collection, id, doc)
-      SELECT ${name}, c, i, d FROM unnest(${put.c}::text[], ${put.i}::text[], ${put.d}::text[]) AS t(c, i, d)
-      ON CONFLICT (projector, collection, id) DO UPDATE SET doc = excluded.doc`.execute(tx);
-  }
+}
+
+/**
+ * The common table expressions that send `writes` inside a larger statement: `gone` deletes, `put` upserts. The
+ * two touch different documents (an overlay holds one state per document), so one statement can run both.
+ */
+export function documentWritesCtes(writes: DocumentWrites) {
+  return sql`gone AS (DELETE FROM projection_documents WHERE (projector, collection, id) IN (
+      SELECT p COLLATE "C", c COLLATE "C", i COLLATE "C"
+      FROM unnest(${writes.gone.p}::text[], ${writes.gone.c}::text[], ${writes.gone.i}::text[]) AS t(p, c, i))),
+    put AS (INSERT INTO projection_documents (projector, collection, id, doc)
+      SELECT p, c, i, d FROM unnest(${writes.put.p}::text[], ${writes.put.c}::text[], ${writes.put.i}::text[],
+        ${writes.put.d}::text[]) AS t(p, c, i, d)
+      ON CONFLICT (projector, collection, id) DO UPDATE SET doc = excluded.doc)`;
+}
+
+/** Sends `writes` in one statement (catch-up and reset; the append folds them into its last statement). */
+async function writeDocuments(tx: Db, writes: DocumentWrites): Promise<void> {
+  if (writes.put.p.length === 0 && writes.gone.p.length === 0) return;
+  await sql`WITH ${documentWritesCtes(writes)} SELECT 1`.execute(tx);
 }

@@ -5,6 +5,7 @@ import { benchSizes, countLabel, IN_FLIGHT } from './config.js';
 import { benchVersusEmmett } from './emmett-bench.js';
 import { benchInFlightVsBatched } from './group-commit-bench.js';
 import { benchOpenAfterHost } from './open-bench.js';
+import { benchPostgres } from './pg-bench.js';
 import { benchRebuild } from './rebuild-bench.js';
 import { type BenchResult, compared, formatTable, writeResults } from './results.js';
 import { benchStartup } from './startup/startup-bench.js';
@@ -181,6 +182,8 @@ async function main(): Promise<void> {
       'at most',
     ),
   );
+
+  results.push(...(await benchPostgres(sizes.label, log)));
 
   results.push(...(await benchStartup(sizes.startupRuns, sizes.statusEvents, log)));
 
