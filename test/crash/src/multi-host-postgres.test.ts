@@ -35,8 +35,7 @@ try {
 afterAll(() => pg?.stop());
 const describePg = pg
   ? describe
-  : (((name: string, fn: () => void) =>
-      describe.skip(`${name} (skipped: ${skipReason})`, fn)) as typeof describe);
+  : (((name: string, fn: () => void) => describe.skip(`${name} (skipped: ${skipReason})`, fn)) as typeof describe);
 
 /** Sessions bound to the webhook channel, seeded in the shared database before any host serves it. */
 async function seedWebhookSessions(url: string, count: number): Promise<string[]> {
