@@ -101,3 +101,13 @@ export async function createDatabaseClock(
     },
   };
 }
+
+/** Reads the server's clock (`clock_timestamp()`, in ms since the epoch) on one of the pool's connections. */
+export function serverTimeOf(pool: { query<R>(text: string): Promise<{ rows: R[] }> }): () => Promise<number> {
+  return async () => {
+    const { rows } = await pool.query<{ ms: number }>(
+      'SELECT extract(epoch FROM clock_timestamp())::float8 * 1000 AS ms',
+    );
+    return rows[0]!.ms;
+  };
+}

@@ -124,3 +124,34 @@ export function compareKept(kept: ChainHead, walker: ChainWalker, head: ChainHea
   }
   return { head: kept, ok: true };
 }
+
+/**
+ * Walks the whole chain in position order, `batchSize` rows per read (`readAfter(position, limit)`), and reports
+ * the first break and, with `kept`, whether an earlier head is still part of it.
+ */
+export async function walkChain(
+  readAfter: (
+    position: number,
+    limit: number,
+  ) => Promise<readonly (Parameters<ChainWalker['next']>[0] & { position: number })[]>,
+  chainHead: () => Promise<ChainHead>,
+  options?: { batchSize?: number; kept?: ChainHead },
+): Promise<ChainReport> {
+  const batchSize = options?.batchSize ?? 5000;
+  const walker = new ChainWalker(options?.kept?.position);
+  for (let last = 0; ; ) {
+    const rows = await readAfter(last, batchSize);
+    for (const row of rows) if (!walker.next(row)) break;
+    if (walker.firstBreak || rows.length < batchSize) break;
+    last = rows[rows.length - 1]!.position;
+  }
+  const head = await chainHead();
+  const kept = options?.kept ? compareKept(options.kept, walker, head) : undefined;
+  return {
+    ok: walker.firstBreak === undefined && (kept?.ok ?? true),
+    eventsChecked: walker.checked,
+    head,
+    ...(walker.firstBreak ? { firstBreak: walker.firstBreak } : {}),
+    ...(kept ? { kept } : {}),
+  };
+}

@@ -34,9 +34,9 @@ import type pg from 'pg';
 import { Observable } from 'rxjs';
 import { appendInTransaction, lockHead } from './append-transaction.js';
 import { connectionError, createClient, createPool, redactUrl } from './connection.js';
-import { createDatabaseClock, type DatabaseClock, type DatabaseClockOptions } from './database-clock.js';
+import { createDatabaseClock, type DatabaseClock, type DatabaseClockOptions, serverTimeOf } from './database-clock.js';
 import { decodeRow, EVENT_COLUMNS, type EventRow } from './event-rows.js';
-import { type ChainHead, type ChainReport, ChainWalker, compareKept } from './hash-chain.js';
+import { type ChainHead, type ChainReport, walkChain } from './hash-chain.js';
 import { LogPublisher } from './log-publisher.js';
 import { migrate } from './migrations.js';
 import { NotifyListener } from './notify-listener.js';
@@ -247,40 +247,24 @@ class PgStore implements PostgresEventStore {
   }
 
   async databaseClock(options?: DatabaseClockOptions): Promise<DatabaseClock> {
-    const read = async () => {
-      const { rows } = await this.pool.query<{ ms: number }>(
-        'SELECT extract(epoch FROM clock_timestamp())::float8 * 1000 AS ms',
-      );
-      return rows[0]!.ms;
-    };
-    const clock = await createDatabaseClock(read, options);
+    const clock = await createDatabaseClock(serverTimeOf(this.pool), options);
     this.clocks.push(clock);
     return clock;
   }
 
-  async verifyChain(options?: { batchSize?: number; kept?: ChainHead }): Promise<ChainReport> {
-    const batchSize = options?.batchSize ?? 5000;
-    const walker = new ChainWalker(options?.kept?.position);
-    for (let last = 0; ; ) {
-      const { rows } = await this.read(() =>
-        sql<EventRow & { idempotency_key: string | null; hash: Buffer | null }>`SELECT ${sql.raw(EVENT_COLUMNS)},
-          idempotency_key, hash FROM events WHERE position > ${last} ORDER BY position LIMIT ${batchSize}`.execute(
-          this.db,
-        ),
-      );
-      for (const row of rows) if (!walker.next(row)) break;
-      if (walker.firstBreak || rows.length < batchSize) break;
-      last = rows[rows.length - 1]!.position;
-    }
-    const head = await this.chainHead();
-    const kept = options?.kept ? compareKept(options.kept, walker, head) : undefined;
-    return {
-      ok: walker.firstBreak === undefined && (kept?.ok ?? true),
-      eventsChecked: walker.checked,
-      head,
-      ...(walker.firstBreak ? { firstBreak: walker.firstBreak } : {}),
-      ...(kept ? { kept } : {}),
-    };
+  verifyChain(options?: { batchSize?: number; kept?: ChainHead }): Promise<ChainReport> {
+    return walkChain(
+      (after, limit) =>
+        this.read(async () => {
+          const { rows } = await sql<
+            EventRow & { idempotency_key: string | null; hash: Buffer | null }
+          >`SELECT ${sql.raw(EVENT_COLUMNS)}, idempotency_key, hash FROM events WHERE position > ${after}
+            ORDER BY position LIMIT ${limit}`.execute(this.db);
+          return rows;
+        }),
+      () => this.chainHead(),
+      options,
+    );
   }
 
   subscribe(options?: SubscribeOptions): Observable<RecordedEvent> {
