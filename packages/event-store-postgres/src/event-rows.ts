@@ -1,18 +1,7 @@
 import type { EventMeta, EventRegistry, RecordedEvent } from '@demiurge/contracts';
+import type { EventRow } from '@demiurge/event-store/adapter';
 
-/** An `events` row as `pg` returns it (bigint positions parsed to numbers). */
-export interface EventRow {
-  position: number;
-  event_id: string;
-  stream_type: string;
-  stream_id: string;
-  stream_version: number;
-  type: string;
-  schema_version: number;
-  data: string;
-  meta: string;
-  recorded_at: string;
-}
+export type { EventRow };
 
 export const EVENT_COLUMNS =
   'position, event_id, stream_type, stream_id, stream_version, type, schema_version, data, meta, recorded_at';

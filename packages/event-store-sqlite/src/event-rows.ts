@@ -1,20 +1,9 @@
 import type { EventMeta, EventRegistry, RecordedEvent } from '@demiurge/contracts';
+import type { EventRow } from '@demiurge/event-store/adapter';
 import type Database from 'better-sqlite3';
 import type { ChainedRow } from './hash-chain.js';
 
-/** An `events` row as better-sqlite3 returns it. */
-export interface EventRow {
-  position: number;
-  event_id: string;
-  stream_type: string;
-  stream_id: string;
-  stream_version: number;
-  type: string;
-  schema_version: number;
-  data: string;
-  meta: string;
-  recorded_at: string;
-}
+export type { EventRow };
 
 /** Turns a row into a recorded event, upcasting and validating its data. */
 export function decodeRow(registry: EventRegistry, row: EventRow): RecordedEvent {

@@ -13,5 +13,17 @@ export {
   toRecorded,
 } from './append-plan.js';
 export { catchUpSubscription, iterateInBatches } from './catch-up.js';
+export {
+  type ChainBreak,
+  type ChainedRow,
+  type ChainHead,
+  type ChainReport,
+  ChainWalker,
+  compareKept,
+  type EventRow,
+  eventHash,
+  GENESIS_HASH,
+  walkChain,
+} from './hash-chain.js';
 export { encodeDocument, selectIds } from './memory-projection-tx.js';
 export { applyOne, assertDistinctProjectors, selectProjectors } from './projector-set.js';
