@@ -77,6 +77,7 @@ export {
   MessageRecorded,
   MessageVisibility,
   SessionArchived,
+  SessionCompacted,
   SessionCreated,
   SessionUpdated,
   sessionEvents,

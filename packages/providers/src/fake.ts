@@ -47,6 +47,9 @@ export interface FakeProviderOptions {
  *
  * Tool call ids are `call_<step>_<i>`; usage counts one token per 4 characters, rounded up.
  *
+ * A compacted context counts as answered: the leading system message's `compacted.assistantMessages` are added to
+ * the step. A `purpose: 'compaction'` request is answered, never from the script, with {@link fakeSummary}.
+ *
  * @example
  * ```ts
  * const provider = createFakeProvider({ script: [{ tool_calls: [{ name: 'ls', arguments: {} }] }, { content: 'done' }] });
@@ -75,10 +78,15 @@ async function* play(script: readonly Step[], request: CompletionRequest): Async
     if (signal?.aborted) throw cancelledError('fake', signal.reason);
   };
   checkSignal();
-  const stepIndex = request.messages.filter((m) => m.role === 'assistant').length;
-  const step: Step = conversationOf(script, request.messages)[stepIndex] ?? {
-    content: `[fake] ${lastUserText(request.messages)}`,
-  };
+  const lead = request.messages[0];
+  const compacted = lead?.role === 'system' ? (lead.compacted?.assistantMessages ?? 0) : 0;
+  const stepIndex = request.messages.filter((m) => m.role === 'assistant').length + compacted;
+  const step: Step =
+    request.purpose === 'compaction'
+      ? { content: fakeSummary(request.messages) }
+      : (conversationOf(script, request.messages)[stepIndex] ?? {
+          content: `[fake] ${lastUserText(request.messages)}`,
+        });
 
   const content = step.content ?? '';
   for (const piece of splitWords(content)) {
@@ -101,6 +109,32 @@ async function* play(script: readonly Step[], request: CompletionRequest): Async
     usage: { inputTokens: tokens(inputChars(request)), outputTokens: tokens(outputChars) },
     finishReason: calls.length > 0 ? 'tool_calls' : 'stop',
   };
+}
+
+const SUMMARY_ITEM = 60;
+const SUMMARY_MAX = 1_200;
+
+/**
+ * The fake's summary of a compaction request (deterministic): `[fake summary] ` then, from its last user message,
+ * the earlier summary's requests (the text after `requests:`) and every `user: ` line, each cut to 60 characters,
+ * joined by ` | `, the whole cut to 1 200 characters (the oldest requests dropped first).
+ * @example
+ * fakeSummary([{ role: 'user', content: 'user: hi\nassistant: hello' }]); // '[fake summary] requests: hi'
+ */
+export function fakeSummary(messages: readonly ChatMessage[]): string {
+  const text = lastUserText(messages);
+  const items: string[] = [];
+  const earlier = /\[fake summary\] requests: ([^\n]*)/.exec(text)?.[1];
+  if (earlier) items.push(...earlier.split(' | '));
+  for (const line of text.split('\n')) {
+    if (line.startsWith('user: ')) items.push(line.slice(6).replace(/\s+/g, ' ').trim().slice(0, SUMMARY_ITEM));
+  }
+  let joined = items.filter((i) => i !== '').join(' | ');
+  while (joined.length > SUMMARY_MAX && items.length > 1) {
+    items.shift();
+    joined = items.join(' | ');
+  }
+  return `[fake summary] requests: ${joined.slice(-SUMMARY_MAX) || '(none)'}`;
 }
 
 /** The steps that answer this transcript: those whose `match` its first user message contains, else the unmatched. */

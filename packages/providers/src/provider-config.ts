@@ -16,6 +16,8 @@ export const ProviderConfig = z.discriminatedUnion(
       model: z.string().min(1).optional(),
       /** Path of a YAML or JSON fake script. */
       fakeScript: z.string().min(1).optional(),
+      /** The context window in tokens (default: by model name, `contextWindowFor`). */
+      contextWindow: positiveInt.optional(),
     }),
     z.strictObject({
       provider: z.literal('openai'),
@@ -26,6 +28,8 @@ export const ProviderConfig = z.discriminatedUnion(
       maxRetries: z.number().int().min(0).optional(),
       retryBaseMs: z.number().int().min(0).optional(),
       maxRetryDelayMs: z.number().int().min(0).optional(),
+      /** The context window in tokens (default: by model name, `contextWindowFor`). */
+      contextWindow: positiveInt.optional(),
     }),
   ],
   { error: (issue) => (issue.code === 'invalid_union' ? 'must be "fake" or "openai"' : undefined) },
@@ -66,7 +70,7 @@ export async function providerFromConfig(
   const env = options.env ?? process.env;
   if (parsed.provider === 'fake') {
     const script = parsed.fakeScript === undefined ? undefined : await loadFakeScript(parsed.fakeScript);
-    return createFakeProvider({ script, model: parsed.model });
+    return withWindow(createFakeProvider({ script, model: parsed.model }), parsed.contextWindow);
   }
   const model = parsed.model ?? nonEmpty(env.OPENAI_MODEL);
   if (model === undefined) {
@@ -76,7 +80,7 @@ export async function providerFromConfig(
   if (!URL.canParse(baseUrl)) {
     throw new ProviderConfigError(['baseUrl'], `OPENAI_BASE_URL is not a URL: "${baseUrl}"`);
   }
-  return createOpenAIProvider({
+  const provider = createOpenAIProvider({
     baseUrl,
     model,
     apiKey: parsed.apiKey,
@@ -87,6 +91,18 @@ export async function providerFromConfig(
     fetch: options.fetch,
     env,
   });
+  return withWindow(provider, parsed.contextWindow);
+}
+
+/** The provider with its configured context window, or as it is when the config names none. */
+function withWindow(provider: ModelProvider, contextWindow: number | undefined): ModelProvider {
+  if (contextWindow === undefined) return provider;
+  return {
+    name: provider.name,
+    model: provider.model,
+    contextWindow,
+    complete: (request) => provider.complete(request),
+  };
 }
 
 function nonEmpty(value: string | undefined): string | undefined {

@@ -1,6 +1,15 @@
 /** One message of the model context, in the shape every provider adapter translates from. */
 export type ChatMessage =
-  | { readonly role: 'system' | 'user'; readonly content: string }
+  | {
+      readonly role: 'system';
+      readonly content: string;
+      /**
+       * Set on the leading system message of a compacted context (it carries the summary): how many assistant
+       * messages the summary replaced. Adapters do not send it; the fake provider counts them as answered.
+       */
+      readonly compacted?: { readonly assistantMessages: number };
+    }
+  | { readonly role: 'user'; readonly content: string }
   | { readonly role: 'assistant'; readonly content: string; readonly toolCalls?: readonly ToolCallRequest[] }
   | { readonly role: 'tool'; readonly toolCallId: string; readonly name: string; readonly content: string };
 
@@ -41,6 +50,11 @@ export interface CompletionRequest {
   readonly tools: readonly ToolSpec[];
   /** Aborting stops the request; the stream then throws a ProviderError with code `provider_cancelled`. */
   readonly signal?: AbortSignal;
+  /**
+   * `compaction`: the request asks for a summary of the conversation (the engine compacting a session's context);
+   * adapters send it like any other, the fake provider answers it with a deterministic summary. Default `turn`.
+   */
+  readonly purpose?: 'turn' | 'compaction';
 }
 
 /** The port between the turn engine and a model. Adapters must not retry a request once it streamed content. */
@@ -48,6 +62,11 @@ export interface ModelProvider {
   /** e.g. `fake` or `openai`. */
   readonly name: string;
   readonly model: string;
+  /**
+   * The model's context window in tokens, when the configuration says it (`contextWindow`); else the engine uses
+   * `contextWindowFor(model)`.
+   */
+  readonly contextWindow?: number;
   complete(request: CompletionRequest): AsyncIterable<CompletionChunk>;
 }
 

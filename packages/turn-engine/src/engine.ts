@@ -3,6 +3,7 @@ import { runsReader } from '@demiurge/projector-runs';
 import type { RunLease } from '@demiurge/sessions';
 import { admit } from './engine/admission.js';
 import { Cancellation, EngineClosingError } from './engine/cancellation.js';
+import { type CompactionResult, compactSessionNow } from './engine/compaction.js';
 import { TurnExecution } from './engine/execution.js';
 import { stderrLogger } from './engine/logger.js';
 import type {
@@ -16,6 +17,13 @@ import type {
 import { runLoop } from './engine/turn-loop.js';
 
 export { EngineClosingError } from './engine/cancellation.js';
+export {
+  COMPACTION_INSTRUCTIONS,
+  type CompactionResult,
+  DEFAULT_COMPACT_AT,
+  DEFAULT_KEEP_MESSAGES,
+  NothingToCompactError,
+} from './engine/compaction.js';
 export type { TurnEngineLogger } from './engine/logger.js';
 export type {
   AdmittedTurn,
@@ -127,6 +135,20 @@ export class TurnEngine {
   async runNoticeTurn(input: Omit<TurnInput, 'text'>): Promise<TurnOutcome | undefined> {
     if (this.closing) throw new EngineClosingError();
     return this.deps.admission.run(input.sessionId, () => this.start({ ...input, text: '' }, () => undefined, true));
+  }
+
+  /**
+   * Compacts a session's model context now (manual: `demiurge sessions compact`, `/compact`): after the turn this
+   * engine runs for the session, if any (one turn or compaction at a time per session), the model summarizes
+   * the older messages and `session.compacted` is committed. Throws `NothingToCompactError` when nothing older
+   * than the kept messages is left.
+   * @example
+   * const { compactionId, messageCount } = await engine.compact(sessionId);
+   */
+  async compact(sessionId: string, options: { actor?: Actor } = {}): Promise<CompactionResult> {
+    if (this.closing) throw new EngineClosingError();
+    await this.deps.sessions.get(sessionId);
+    return this.deps.admission.run(sessionId, () => compactSessionNow(this.deps, sessionId, options));
   }
 
   /** Whether a turn of the session runs or waits for admission in this engine. */

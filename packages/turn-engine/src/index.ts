@@ -2,7 +2,12 @@ export { type ApprovalCommand, approvalDecider, decideApproval } from './approva
 export { type ApprovalRequestSpec, ApprovalRuntime } from './approvals.js';
 export {
   type AdmittedTurn,
+  COMPACTION_INSTRUCTIONS,
+  type CompactionResult,
+  DEFAULT_COMPACT_AT,
+  DEFAULT_KEEP_MESSAGES,
   EngineClosingError,
+  NothingToCompactError,
   type StartedTurn,
   TurnEngine,
   type TurnEngineLogger,

@@ -112,6 +112,46 @@ export const TurnFailed = defineEvent({
   }),
 });
 
+/**
+ * The older part of a session's model context was replaced by a summary the model wrote. The transcript keeps
+ * every original message; only what later model requests send changes: the summary, the messages after
+ * `range.throughMessageId`, and the pinned context (plan mode, open tasks, pending approvals). A later
+ * compaction covers the earlier one (its summary is part of the text summarized), so the latest one applies.
+ */
+export const SessionCompacted = defineEvent({
+  type: 'session.compacted',
+  schemaVersion: 1,
+  description:
+    "A session's older model context was replaced by a summary (the transcript keeps every message; later requests send the summary, the messages after the range and the pinned context).",
+  data: z.object({
+    sessionId: SessionId,
+    /** Unique per session, e.g. `cmp_<n>` (the n-th compaction of the session). */
+    compactionId: z.string().min(1),
+    /** `auto`: the next request would have passed the threshold; `manual`: an operator asked. */
+    trigger: z.enum(['auto', 'manual']),
+    summary: z.string().min(1),
+    /** The kept messages the summary covers, from the session's first message through `throughMessageId`. */
+    range: z.object({
+      fromMessageId: MessageId,
+      throughMessageId: MessageId,
+      /** Messages sent to the model (history policy `persist`) the range covers. */
+      messageCount: z.number().int().positive(),
+    }),
+    /** The turn (and run) whose model round the compaction preceded (auto). */
+    turnId: TurnId.optional(),
+    runId: RunId.optional(),
+    provider: z.string().min(1),
+    model: z.string().min(1),
+    /** The estimated size of the request that asked for it, and of the context after, against the window. */
+    tokens: z.object({
+      before: z.number().int().nonnegative(),
+      after: z.number().int().nonnegative(),
+      window: z.number().int().positive(),
+    }),
+    usage: z.object({ inputTokens: z.number().int().nonnegative(), outputTokens: z.number().int().nonnegative() }),
+  }),
+});
+
 export const sessionEvents = [
   SessionCreated,
   SessionUpdated,
@@ -120,4 +160,5 @@ export const sessionEvents = [
   TurnStarted,
   TurnCompleted,
   TurnFailed,
+  SessionCompacted,
 ] as const;

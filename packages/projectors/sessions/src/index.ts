@@ -1,5 +1,7 @@
 export {
   bindingKey,
+  type CompactionView,
+  compactionKey,
   SessionCollections,
   type SessionView,
   sessionsProjector,

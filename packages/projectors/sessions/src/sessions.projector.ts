@@ -56,6 +56,25 @@ export interface TurnView {
   readonly error: { readonly code: string; readonly message: string } | null;
 }
 
+/**
+ * A compaction of a session's model context (`session.compacted`): the summary and the kept messages it covers.
+ * The transcript keeps every message; the latest compaction is what the model's view starts from.
+ */
+export interface CompactionView {
+  readonly compactionId: string;
+  readonly sessionId: string;
+  readonly trigger: 'auto' | 'manual';
+  readonly summary: string;
+  readonly fromMessageId: string;
+  readonly throughMessageId: string;
+  readonly messageCount: number;
+  readonly turnId: string | null;
+  readonly runId: string | null;
+  readonly tokens: { readonly before: number; readonly after: number; readonly window: number };
+  readonly position: number;
+  readonly recordedAt: string;
+}
+
 /** Collections of the `sessions` projector. */
 export const SessionCollections = {
   sessions: 'sessions',
@@ -64,6 +83,8 @@ export const SessionCollections = {
   bindings: 'bindings',
   /** Running turns: turn id → session id (model rounds carry only the turn id). */
   turnSessions: 'turn-sessions',
+  /** Compactions by session, in log order. */
+  compactions: 'compactions',
 } as const;
 
 const PREVIEW = 120;
@@ -71,6 +92,9 @@ const PREVIEW = 120;
 /** Transcript and turn ids sort by session, then by time (message and turn ids are time-sortable). */
 export const transcriptKey = (sessionId: string, messageId: string) => `${sessionId}/${messageId}`;
 export const turnKey = (sessionId: string, turnId: string) => `${sessionId}/${turnId}`;
+/** Compactions sort by session, then by log position (zero-padded). */
+export const compactionKey = (sessionId: string, position: number) =>
+  `${sessionId}/${String(position).padStart(16, '0')}`;
 export const bindingKey = (b: { coreId: string; channel: string; conversationKey: string }) =>
   `${b.coreId}/${b.channel}/${b.conversationKey}`;
 
@@ -158,6 +182,7 @@ export const sessionsProjector = defineProjector({
     'session.archived',
     'session.mode_changed',
     'session.busy_mode_changed',
+    'session.compacted',
     'message.recorded',
     'turn.started',
     'turn.model_responded',
@@ -174,6 +199,26 @@ export const sessionsProjector = defineProjector({
       case 'session.mode_changed':
       case 'session.busy_mode_changed': {
         applySessionEvent(tx, event);
+        return;
+      }
+      case 'session.compacted': {
+        const d = event.data;
+        const view: CompactionView = {
+          compactionId: d.compactionId,
+          sessionId: d.sessionId,
+          trigger: d.trigger,
+          summary: d.summary,
+          fromMessageId: d.range.fromMessageId,
+          throughMessageId: d.range.throughMessageId,
+          messageCount: d.range.messageCount,
+          turnId: d.turnId ?? null,
+          runId: d.runId ?? null,
+          tokens: d.tokens,
+          position: event.position,
+          recordedAt: event.recordedAt,
+        };
+        tx.put(SessionCollections.compactions, compactionKey(d.sessionId, event.position), view);
+        updateSession(tx, event, d.sessionId, (s) => s);
         return;
       }
       case 'message.recorded': {

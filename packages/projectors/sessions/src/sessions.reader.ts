@@ -1,6 +1,7 @@
 import type { ProjectionSource } from '@demiurge/event-store';
 import {
   bindingKey,
+  type CompactionView,
   SessionCollections,
   type SessionView,
   sessionsProjector,
@@ -21,6 +22,8 @@ export interface SessionsReader {
   /** A session's turns, oldest first. */
   turns(sessionId: string): Promise<TurnView[]>;
   turn(sessionId: string, turnId: string): Promise<TurnView | undefined>;
+  /** A session's compactions, oldest first (the last one is what the model's view starts from). */
+  compactions(sessionId: string): Promise<CompactionView[]>;
   /** The session bound to a channel conversation, if any. */
   boundSession(binding: { coreId: string; channel: string; conversationKey: string }): Promise<string | undefined>;
 }
@@ -39,6 +42,8 @@ export function sessionsReader(store: ProjectionSource): SessionsReader {
       reader.list<TranscriptEntry>(SessionCollections.messages, { prefix: transcriptKey(sessionId, '') }),
     turns: (sessionId) => reader.list<TurnView>(SessionCollections.turns, { prefix: turnKey(sessionId, '') }),
     turn: (sessionId, turnId) => reader.get<TurnView>(SessionCollections.turns, turnKey(sessionId, turnId)),
+    compactions: (sessionId) =>
+      reader.list<CompactionView>(SessionCollections.compactions, { prefix: `${sessionId}/` }),
     boundSession: (binding) => reader.get<string>(SessionCollections.bindings, bindingKey(binding)),
   };
 }

@@ -57,6 +57,17 @@ export interface TurnEngineOptions {
   readonly approvalTtlMs?: number;
   readonly hooks?: TurnHooks;
   /**
+   * Context compaction: before a model round whose request (estimated) would pass `threshold` (default 0.8) of
+   * the provider's context window, the older messages but the last `keepMessages` (default 4) are summarized by
+   * the model and the session is compacted first. `enabled: false` turns the automatic step off (manual
+   * compaction still works).
+   */
+  readonly compaction?: {
+    readonly enabled?: boolean;
+    readonly threshold?: number;
+    readonly keepMessages?: number;
+  };
+  /**
    * The session's pending task notices (completions, blocked tasks), taken at each admission: merged into
    * the turn as context (or, for `TurnEngine.runNoticeTurn`, its input) and acknowledged by the
    * returned streams in the admission's own commit. `HostWorkLifecycleRuntime` is one.
