@@ -28,6 +28,7 @@ export function recording(inner: ModelProvider): ModelProvider & { requests: Com
   return {
     name: inner.name,
     model: inner.model,
+    ...(inner.contextWindow !== undefined ? { contextWindow: inner.contextWindow } : {}),
     requests,
     complete(request) {
       requests.push(request);

@@ -73,7 +73,8 @@ export async function compactIfNeeded(
   const { window, threshold } = windowOf(deps);
   const before = estimateTokens({ messages, tools });
   if (before <= threshold) return false;
-  const plan = await planCompaction(deps, exec.turn);
+  // The kept messages too, when nothing older is left and the request still passes the threshold.
+  const plan = (await planCompaction(deps, exec.turn)) ?? (await planCompaction(deps, exec.turn, 0));
   if (!plan) {
     deps.logger.warn('the request passes the compaction threshold but nothing older is left to compact', {
       runId: exec.runId,
@@ -131,7 +132,11 @@ interface CompactionPlan {
 }
 
 /** Which messages a compaction covers: those after the previous compaction but the last `keepMessages`. */
-async function planCompaction(deps: EngineDeps, turn: TurnRecord): Promise<CompactionPlan | undefined> {
+async function planCompaction(
+  deps: EngineDeps,
+  turn: TurnRecord,
+  keep = deps.compaction?.keepMessages ?? DEFAULT_KEEP_MESSAGES,
+): Promise<CompactionPlan | undefined> {
   const sessionId = turn.sessionId!;
   const previous = await latestCompaction(deps, sessionId);
   const n = previous ? Number(/^cmp_(\d+)$/.exec(previous.compactionId)?.[1] ?? 0) + 1 : 1;
@@ -139,7 +144,6 @@ async function planCompaction(deps: EngineDeps, turn: TurnRecord): Promise<Compa
     (e) => e.turnId !== turn.streamId,
   );
   const after = previous ? history.slice(history.findIndex((e) => e.messageId === previous.throughMessageId) + 1) : history;
-  const keep = deps.compaction?.keepMessages ?? DEFAULT_KEEP_MESSAGES;
   const covered = after.slice(0, Math.max(0, after.length - keep));
   const first = previous?.fromMessageId ?? covered[0]?.messageId;
   if (covered.length === 0 || first === undefined) return undefined;
