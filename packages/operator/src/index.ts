@@ -39,6 +39,7 @@ export {
 } from './operator-methods.js';
 export {
   CancelParams,
+  CompactParams,
   HistoryParams,
   InitializeParams,
   InterruptParams,
@@ -49,6 +50,7 @@ export {
   SubmitParams,
 } from './operator-params.js';
 export type {
+  CompactResult,
   HistoryEntry,
   HistoryResult,
   LiveRunStatus,

@@ -2,6 +2,7 @@ import type { Observable } from 'rxjs';
 import type { OperatorEvent } from './operator-events.js';
 import type {
   CancelParams,
+  CompactParams,
   HistoryParams,
   InterruptParams,
   ReplyApprovalParams,
@@ -10,7 +11,7 @@ import type {
   StatusParams,
   SubmitParams,
 } from './operator-params.js';
-import type { HistoryResult, StatusResult } from './operator-results.js';
+import type { CompactResult, HistoryResult, StatusResult } from './operator-results.js';
 import type { OperatorSession, SessionOpen } from './operator-session.js';
 
 /** What a successful `operator.submit` returns: where the input went. */
@@ -54,6 +55,8 @@ export interface OperatorBackend {
   status(p: StatusParams, caller?: OperatorCaller): Promise<StatusResult>;
   history(p: HistoryParams, caller?: OperatorCaller): Promise<HistoryResult>;
   shutdown(p: ShutdownParams, caller?: OperatorCaller): Promise<Ack>;
+  /** Compacts a session's model context now; a backend without it answers `unknown_method`. */
+  compact?(p: CompactParams, caller?: OperatorCaller): Promise<CompactResult>;
   /**
    * Binds a connection that initialized with the original handshake (no `client`) to one session: the
    * session-bound dialect (see `operator-session.ts`). Without it, such a handshake is refused as before.

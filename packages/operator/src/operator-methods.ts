@@ -1,7 +1,9 @@
 import type { z } from 'zod';
 import type { Ack, OperatorBackend, OperatorCaller, SubmitResult } from './operator-backend.js';
+import { OperatorErrorCode, OperatorProtocolError } from './operator-errors.js';
 import {
   CancelParams,
+  CompactParams,
   HistoryParams,
   type InitializeParams,
   InterruptParams,
@@ -11,7 +13,7 @@ import {
   StatusParams,
   SubmitParams,
 } from './operator-params.js';
-import type { HistoryResult, StatusResult } from './operator-results.js';
+import type { CompactResult, HistoryResult, StatusResult } from './operator-results.js';
 
 /** The result of `operator.initialize`; `session` is the attached session's status when one was asked for. */
 export interface InitializeResult {
@@ -31,6 +33,7 @@ export interface OperatorMethods {
   'operator.status': { params: z.input<typeof StatusParams>; result: StatusResult };
   'operator.history': { params: z.input<typeof HistoryParams>; result: HistoryResult };
   'operator.shutdown': { params: z.input<typeof ShutdownParams>; result: Ack };
+  'operator.compact': { params: z.input<typeof CompactParams>; result: CompactResult };
 }
 
 /** A method name of the protocol. */
@@ -47,6 +50,7 @@ export const operatorMethodNames = [
   'operator.status',
   'operator.history',
   'operator.shutdown',
+  'operator.compact',
 ] as const satisfies readonly OperatorMethodName[];
 
 /** How one backend method is reached: its params schema and the call. */
@@ -72,6 +76,10 @@ export const backendRoutes: Readonly<Record<Exclude<OperatorMethodName, 'operato
   'operator.status': route(StatusParams, (b, p, c) => b.status(p, c)),
   'operator.history': route(HistoryParams, (b, p, c) => b.history(p, c)),
   'operator.shutdown': route(ShutdownParams, (b, p, c) => b.shutdown(p, c)),
+  'operator.compact': route(CompactParams, (b, p, c) => {
+    if (!b.compact) throw new OperatorProtocolError(OperatorErrorCode.UnknownMethod, 'operator.compact is not served here');
+    return b.compact(p, c);
+  }),
 };
 
 /** The route of a method after the handshake, or undefined for an unknown method (or `operator.initialize`). */

@@ -67,6 +67,10 @@ export const HistoryParams = z.strictObject({
 });
 export type HistoryParams = z.output<typeof HistoryParams>;
 
+/** `operator.compact`: compact a session's model context now (docs/compaction.md). */
+export const CompactParams = z.strictObject({ session_id: SessionId });
+export type CompactParams = z.output<typeof CompactParams>;
+
 /** `operator.shutdown`: ask the host to shut down (drain and stop). */
 export const ShutdownParams = z.strictObject({ reason: z.string().min(1).optional() });
 export type ShutdownParams = z.output<typeof ShutdownParams>;

@@ -50,3 +50,15 @@ export interface HistoryResult {
   readonly session_id: string;
   readonly messages: readonly HistoryEntry[];
 }
+
+/** The result of `operator.compact`: the compaction recorded (`session.compacted`). */
+export interface CompactResult {
+  readonly session_id: string;
+  readonly compaction_id: string;
+  /** Messages the summary covers (from the session's first). */
+  readonly message_count: number;
+  readonly through_message_id: string;
+  readonly summary: string;
+  /** Estimated request tokens before and after, and the context window. */
+  readonly tokens: { readonly before: number; readonly after: number; readonly window: number };
+}

@@ -19,6 +19,8 @@ provider:
   # fake_script: scripts/demo.yaml
   # timeout_ms: 60000
   # max_retries: 2
+  # The model's context window in tokens; default: by model name (docs/compaction.md lists them).
+  # context_window: 128000
 
 # The Agent Core directory (agent.yaml, pipelines.yaml, ...); default: the bundled agent/.
 # core: /path/to/agent
@@ -43,6 +45,13 @@ provider:
 # plan_mode:
 #   # What a mutating tool does in plan mode: deny, or ask for an approval.
 #   on_write: deny
+
+# compaction:
+#   # Before a model round whose estimated request passes threshold x the context window, the messages older
+#   # than the last keep_messages are summarized by the model (docs/compaction.md).
+#   enabled: true
+#   threshold: 0.8
+#   keep_messages: 4
 
 # delivery:
 #   poll_ms: 250

@@ -17,8 +17,21 @@ export const HostConfig = z.strictObject({
       fake_script: z.string().min(1).optional(),
       timeout_ms: z.number().int().positive().optional(),
       max_retries: z.number().int().nonnegative().optional(),
+      /** The model's context window in tokens (default: by model name; see docs/compaction.md). */
+      context_window: z.number().int().positive().optional(),
     })
     .default({ name: 'fake' }),
+  /**
+   * Context compaction (docs/compaction.md): before a model round whose estimated request passes `threshold` of
+   * the context window, the messages older than the last `keep_messages` are summarized by the model.
+   */
+  compaction: z
+    .strictObject({
+      enabled: z.boolean().default(true),
+      threshold: z.number().gt(0).lt(1).default(0.8),
+      keep_messages: z.number().int().nonnegative().default(4),
+    })
+    .default({ enabled: true, threshold: 0.8, keep_messages: 4 }),
   /** The Agent Core directory (default: the bundled `agent/`). */
   core: z.string().min(1).optional(),
   /** The workspace root of file and shell tools (default: the current directory). */

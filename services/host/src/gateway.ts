@@ -139,6 +139,17 @@ export function createOperatorBackend(app: DemiurgeApp, options: GatewayOptions 
         })),
       };
     },
+    async compact(p, caller) {
+      const r = await runtime.engine.compact(p.session_id, { actor: actorOf(caller) });
+      return {
+        session_id: r.sessionId,
+        compaction_id: r.compactionId,
+        message_count: r.messageCount,
+        through_message_id: r.throughMessageId,
+        summary: r.summary,
+        tokens: r.tokens,
+      };
+    },
     async shutdown() {
       setImmediate(() => options.onShutdown?.());
       return { ok: true };

@@ -26,7 +26,7 @@ export async function sessionsList(o: JsonOptions, io: CommandIo): Promise<void>
   });
 }
 
-/** `demiurge sessions show ID`: the session, its transcript, turns and runs. */
+/** `demiurge sessions show ID`: the session, its transcript (compactions marked), turns and runs. */
 export async function sessionsShow(id: string, o: JsonOptions, io: CommandIo): Promise<void> {
   await withRuntimeStore(resolveHome(o.home), async (store) => {
     const reader = sessionsReader(store);
@@ -34,6 +34,7 @@ export async function sessionsShow(id: string, o: JsonOptions, io: CommandIo): P
     if (!session) throw new NotFoundError('session', id);
     const transcript = await reader.transcript(id);
     const turns = await reader.turns(id);
+    const compactions = await reader.compactions(id);
     const runReader = runsReader(store);
     const entries = await runReader.ofSession(id);
     const runs: RunView[] = [];
@@ -41,8 +42,8 @@ export async function sessionsShow(id: string, o: JsonOptions, io: CommandIo): P
       const run = await runReader.get(e.runId);
       if (run) runs.push(run);
     }
-    if (o.json) return io.out(JSON.stringify({ session, transcript, turns, runs }));
-    for (const line of renderSession(session, transcript)) io.out(line);
+    if (o.json) return io.out(JSON.stringify({ session, transcript, compactions, turns, runs }));
+    for (const line of renderSession(session, transcript, compactions)) io.out(line);
     io.out('');
     io.out(`turns (${turns.length})`);
     if (turns.length > 0) {

@@ -1,4 +1,5 @@
 import type { TaskView } from '@demiurge/projector-task-board';
+import { NothingToCompactError } from '@demiurge/turn-engine';
 import type { DemiurgeApp } from '../app.js';
 import { describeStore } from '../store/host-store.js';
 
@@ -18,6 +19,12 @@ export const SLASH_COMMANDS: readonly SlashSpec[] = [
   { name: 'cancel', description: 'cancel a task, or the running turn', group: 'tasks', usage: '/cancel [TASK_ID]' },
   { name: 'interrupt', description: 'interrupt the running turn', group: 'tasks', usage: null },
   { name: 'plan', description: 'plan mode: mutating tools need an approval', group: 'session', usage: '/plan on|off' },
+  {
+    name: 'compact',
+    description: "summarize the older messages for the model's view (the transcript keeps them)",
+    group: 'session',
+    usage: null,
+  },
   { name: 'approvals', description: 'open approvals of this session', group: 'session', usage: null },
   { name: 'sessions', description: 'recent sessions', group: 'session', usage: '/sessions [N]' },
   { name: 'new', description: 'start a new session', group: 'session', usage: null },
@@ -29,7 +36,7 @@ export const SLASH_COMMANDS: readonly SlashSpec[] = [
 ];
 
 /** Commands of the original that this runtime does not have (yet): answered `{ handled: false }` with a notice. */
-const NOT_HERE = new Set(['compact', 'evolve', 'rollback', 'packages', 'skills', 'skill', 'versions', 'core']);
+const NOT_HERE = new Set(['evolve', 'rollback', 'packages', 'skills', 'skill', 'versions', 'core']);
 
 /** What a slash command may do on its connection. */
 export interface SlashContext {
@@ -123,6 +130,8 @@ export async function runSlashCommand(ctx: SlashContext, name: string, args: str
       return true;
     case 'plan':
       return plan(ctx, args.toLowerCase());
+    case 'compact':
+      return compact(ctx);
     case 'approvals': {
       const open = await app.runtime.approvals.listOpen(sessionId);
       ctx.output(
@@ -193,6 +202,21 @@ async function plan(ctx: SlashContext, arg: string): Promise<boolean> {
   }
   await sessions.setMode(ctx.sessionId(), arg === 'on' ? 'plan' : 'default');
   ctx.output('plan', `plan mode: ${arg}`);
+  return true;
+}
+
+async function compact(ctx: SlashContext): Promise<boolean> {
+  try {
+    const r = await ctx.app.runtime.engine.compact(ctx.sessionId());
+    ctx.output(
+      'compact',
+      `compacted (${r.compactionId}): ${r.messageCount} messages summarized for the model; ` +
+        `~${r.tokens.before} -> ~${r.tokens.after} tokens of ${r.tokens.window}. The transcript keeps every message.`,
+    );
+  } catch (err) {
+    if (!(err instanceof NothingToCompactError)) throw err;
+    ctx.notice(err.message, 'warning');
+  }
   return true;
 }
 

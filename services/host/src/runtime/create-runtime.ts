@@ -124,6 +124,11 @@ export async function createRuntime(options: RuntimeOptions): Promise<HostRuntim
       workspaceRoot: workspace,
       runLeaseMs: config.leases.run_ms,
       onPlanModeWrite: config.plan_mode.on_write,
+      compaction: {
+        enabled: config.compaction.enabled,
+        threshold: config.compaction.threshold,
+        keepMessages: config.compaction.keep_messages,
+      },
       stepBudget: core.limits.stepBudget,
       taskKinds: workerTaskKinds,
       delegationLimits: { maxDepth: core.limits.maxDelegationDepth },

@@ -11,6 +11,7 @@ export function hostProvider(config: HostConfig, home: string, env: NodeJS.Proce
           provider: 'fake',
           ...(p.model ? { model: p.model } : {}),
           ...(p.fake_script ? { fakeScript: resolve(home, p.fake_script) } : {}),
+          ...(p.context_window ? { contextWindow: p.context_window } : {}),
         }
       : {
           provider: 'openai',
@@ -18,6 +19,7 @@ export function hostProvider(config: HostConfig, home: string, env: NodeJS.Proce
           ...(p.base_url ? { baseUrl: p.base_url } : {}),
           ...(p.timeout_ms ? { timeoutMs: p.timeout_ms } : {}),
           ...(p.max_retries !== undefined ? { maxRetries: p.max_retries } : {}),
+          ...(p.context_window ? { contextWindow: p.context_window } : {}),
           ...(p.api_key_env && env[p.api_key_env] ? { apiKey: env[p.api_key_env] } : {}),
         },
     { env },
