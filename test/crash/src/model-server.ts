@@ -19,6 +19,8 @@ export interface ServedRequest {
 export interface ModelServerModes {
   hangCompaction: boolean;
   hangTurns: boolean;
+  /** Answers of the next turn requests, in order (then `ok <n>`): a text, or one tool call. */
+  script: ({ text: string } | { tool: string; arguments: Record<string, unknown> })[];
 }
 
 export interface ModelServer {
@@ -37,7 +39,7 @@ const COMPACTION_MARK = 'You compact a conversation';
  */
 export async function startModelServer(): Promise<ModelServer> {
   const requests: ServedRequest[] = [];
-  const modes: ModelServerModes = { hangCompaction: false, hangTurns: false };
+  const modes: ModelServerModes = { hangCompaction: false, hangTurns: false, script: [] };
   const server = createServer((req, res) => {
     const parts: Buffer[] = [];
     req.on('data', (d: Buffer) => parts.push(d));
@@ -47,9 +49,11 @@ export async function startModelServer(): Promise<ModelServer> {
       const compaction = body.messages[0]?.content?.startsWith(COMPACTION_MARK) === true;
       requests.push({ messages: body.messages, compaction, raw });
       if (compaction ? modes.hangCompaction : modes.hangTurns) return; // never answered
+      const next = compaction ? undefined : modes.script.shift();
+      if (next && 'tool' in next) return streamCall(res, requests.length, next.tool, next.arguments);
       const text = compaction
         ? `summary of ${(body.messages.at(-1)?.content ?? '').split('\n').length} lines`
-        : `ok ${requests.length}`;
+        : (next?.text ?? `ok ${requests.length}`);
       stream(res, text);
     });
   });
@@ -67,9 +71,18 @@ export async function startModelServer(): Promise<ModelServer> {
   };
 }
 
+const chunk = (delta: Record<string, unknown>, finish: string | null) =>
+  `data: ${JSON.stringify({ id: 'c', object: 'chat.completion.chunk', created: 0, model: 'test-model', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+
+function streamCall(res: ServerResponse, n: number, name: string, args: Record<string, unknown>): void {
+  res.writeHead(200, { 'content-type': 'text/event-stream' });
+  const call = { index: 0, id: `call_${n}`, type: 'function', function: { name, arguments: JSON.stringify(args) } };
+  res.write(chunk({ role: 'assistant', tool_calls: [call] }, null));
+  res.write(chunk({}, 'tool_calls'));
+  res.end('data: [DONE]\n\n');
+}
+
 function stream(res: ServerResponse, text: string): void {
-  const chunk = (delta: Record<string, unknown>, finish: string | null) =>
-    `data: ${JSON.stringify({ id: 'c', object: 'chat.completion.chunk', created: 0, model: 'test-model', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
   res.writeHead(200, { 'content-type': 'text/event-stream' });
   res.write(chunk({ role: 'assistant', content: text }, null));
   res.write(chunk({}, 'stop'));

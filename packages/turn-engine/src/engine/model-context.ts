@@ -31,9 +31,9 @@ export async function historyForModel(
 }
 
 /**
- * What the model is sent. All system content — the core's instructions, after a compaction its summary and the
- * pinned context, system messages of the history (fork context, slot context kept in history) and this turn's
- * system context — is merged, in that order, into one leading system message: servers with strict chat templates
+ * What the model is sent. All system content — the core's instructions, system messages of the history (fork
+ * context, slot context kept in history), this turn's system context, and after a compaction its summary and the
+ * pinned context — is merged, in that order, into one leading system message: servers with strict chat templates
  * refuse a system message anywhere but first. The rest keeps its order: history (after the compacted range),
  * this turn's user context, the input, the model rounds.
  *
@@ -49,12 +49,6 @@ export async function transcript(
   const messages: ChatMessage[] = [];
   if (deps.instructions) system.push(deps.instructions);
   const { before, entries, own } = await historyForModel(deps, turn, applied);
-  if (applied) {
-    system.push(
-      `Summary of the earlier conversation (${applied.messageCount} messages compacted; the transcript keeps them):\n${applied.summary}`,
-    );
-    system.push(await pinnedContext(deps, turn.sessionId!));
-  }
   const input = own.find((e) => e.messageId === turn.inputMessageId)?.text;
   for (const entry of entries) {
     if (entry.role === 'system') system.push(entry.text);
@@ -66,7 +60,13 @@ export async function transcript(
     else messages.push({ role: c.role, content: c.text });
   }
   if (input !== undefined) messages.push({ role: 'user', content: input });
-  if (system.length > 0 || applied) {
+  if (applied) {
+    system.push(
+      `Summary of the earlier conversation (${applied.messageCount} messages compacted; the transcript keeps them):\n${applied.summary}`,
+    );
+    system.push(await pinnedContext(deps, turn.sessionId!));
+  }
+  if (system.length > 0) {
     const assistantMessages = before.filter((e) => e.role === 'assistant').length;
     messages.unshift({
       role: 'system',
