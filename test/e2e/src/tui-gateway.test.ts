@@ -157,7 +157,15 @@ describe('the TUI gateway (original protocol over stdio)', () => {
 
     // Slash commands: handled, output as a system delivery; unknown and missing ones handled:false + a notice.
     expect((await gw.request('operator.command', { text: '/tasks' })).result).toEqual({ handled: true, exit: false });
-    expect((await gw.request('operator.command', { text: '/compact' })).result).toEqual({
+    // `/compact` is handled: four messages are all kept, so a warning says there is nothing to compact.
+    expect((await gw.request('operator.command', { text: '/compact' })).result).toEqual({ handled: true, exit: false });
+    await gw.until(
+      (f) =>
+        f.event === 'operator.deliver' &&
+        (f.payload?.deliveries as { text: string }[])?.[0]?.text ===
+          `nothing to compact in session ${sessionId}: the last 4 messages are always kept, and nothing older is`,
+    );
+    expect((await gw.request('operator.command', { text: '/evolve' })).result).toEqual({
       handled: false,
       exit: false,
     });
@@ -200,6 +208,29 @@ describe('the TUI gateway (original protocol over stdio)', () => {
     expect(await again.exited).toBe(0);
     expect(again.frames.find((f) => f.id === bye)?.result).toEqual({ shutdown: true });
     expect(again.stderr).toBe('');
+  });
+
+  it('/compact summarizes the older messages for the model; the output says how many', async () => {
+    const gw = new Gateway({ home: home.path });
+    await gw.request('operator.initialize', HANDSHAKE);
+    for (const text of ['alpha', 'beta', 'gamma']) {
+      const mark = gw.frames.length;
+      await gw.request('operator.submit', { text });
+      await gw.until((f) => f.event === 'operator.status' && f.payload?.status === 'idle', mark);
+    }
+    expect((await gw.request('operator.command', { text: '/compact' })).result).toEqual({ handled: true, exit: false });
+    const out = await gw.until(
+      (f) =>
+        f.event === 'operator.deliver' &&
+        (f.payload?.deliveries as { metadata?: { command?: string } }[])?.[0]?.metadata?.command === 'compact',
+    );
+    expect((out.payload?.deliveries as { text: string }[])[0]?.text).toMatch(
+      /^compacted \(cmp_1\): 2 messages summarized for the model; ~\d+ -> ~\d+ tokens of 32768\. The transcript keeps every message\.$/,
+    );
+    const bye = gw.send('operator.shutdown');
+    gw.child.stdin.end();
+    expect(await gw.exited).toBe(0);
+    expect(gw.frames.find((f) => f.id === bye)?.result).toEqual({ shutdown: true });
   });
 
   it('plan mode: operator.approval.opened in the original shape; the original decision "y" grants and the file is written', async () => {
