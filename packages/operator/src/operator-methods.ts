@@ -77,7 +77,8 @@ export const backendRoutes: Readonly<Record<Exclude<OperatorMethodName, 'operato
   'operator.history': route(HistoryParams, (b, p, c) => b.history(p, c)),
   'operator.shutdown': route(ShutdownParams, (b, p, c) => b.shutdown(p, c)),
   'operator.compact': route(CompactParams, (b, p, c) => {
-    if (!b.compact) throw new OperatorProtocolError(OperatorErrorCode.UnknownMethod, 'operator.compact is not served here');
+    if (!b.compact)
+      throw new OperatorProtocolError(OperatorErrorCode.UnknownMethod, 'operator.compact is not served here');
     return b.compact(p, c);
   }),
 };

@@ -56,7 +56,14 @@ describe('compaction survives SIGKILL at every step', () => {
     host = await startHost(dir.path, { cwd: home.workspace });
     let sessionId = '';
     for (let i = 1; i <= SETUP_TURNS; i++) {
-      const r = await demiurge(['run', input(i), '--json', '--home', dir.path, ...(sessionId ? ['--session', sessionId] : [])]);
+      const r = await demiurge([
+        'run',
+        input(i),
+        '--json',
+        '--home',
+        dir.path,
+        ...(sessionId ? ['--session', sessionId] : []),
+      ]);
       expect(r.code, r.stderr).toBe(0);
       sessionId ||= (JSON.parse(r.stdout) as { sessionId: string }).sessionId;
     }

@@ -49,7 +49,10 @@ describe('what a compaction must not lose', () => {
     host = await startHost(dir.path, { cwd: home.workspace });
     const run = (args: string[]) => demiurge([...args, '--home', dir!.path]);
 
-    server.modes.script.push({ tool: 'shell', arguments: { command: 'sleep 300', background: true } }, { text: 'started' });
+    server.modes.script.push(
+      { tool: 'shell', arguments: { command: 'sleep 300', background: true } },
+      { text: 'started' },
+    );
     const first = await run(['run', 'start the long job', '--json']);
     expect(first.code, first.stderr).toBe(0);
     const sessionId = (JSON.parse(first.stdout) as { sessionId: string }).sessionId;

@@ -32,7 +32,13 @@ function chat(lines: readonly string[], extra: readonly string[] = []): Promise<
     child.stderr.on('data', (d: Buffer) => (err += d.toString()));
     child.once('exit', (code) => {
       if (code !== 0) return reject(new Error(`chat exited ${code}: ${err}`));
-      resolve(out.trim().split('\n').filter(Boolean).map((l) => JSON.parse(l) as { sessionId: string; text: string }));
+      resolve(
+        out
+          .trim()
+          .split('\n')
+          .filter(Boolean)
+          .map((l) => JSON.parse(l) as { sessionId: string; text: string }),
+      );
     });
     child.stdin.end(`${lines.join('\n')}\n`);
   });
@@ -57,7 +63,10 @@ describe('context compaction through the CLI', () => {
   it('a session far longer than the window runs to the end, compacting automatically; show marks it; verify holds', async () => {
     writeHostHome(home.path);
     const config = join(home.path, 'config.yaml');
-    writeFileSync(config, readFileSync(config, 'utf8').replace('  name: fake\n', `  name: fake\n  context_window: ${WINDOW}\n`));
+    writeFileSync(
+      config,
+      readFileSync(config, 'utf8').replace('  name: fake\n', `  name: fake\n  context_window: ${WINDOW}\n`),
+    );
     const inputs = Array.from({ length: TURNS }, (_, i) => input(i));
     const replies = await chat(inputs);
     expect(replies).toHaveLength(TURNS);
@@ -108,7 +117,9 @@ describe('context compaction through the CLI', () => {
     await chat(['four'], ['--session', sessionId]);
     const served = await demiurge(['sessions', 'compact', sessionId, '--json', '--home', home.path]);
     expect(served.code, served.stderr).toBe(0);
-    const { compaction } = JSON.parse(served.stdout) as { compaction: { compaction_id: string; message_count: number } };
+    const { compaction } = JSON.parse(served.stdout) as {
+      compaction: { compaction_id: string; message_count: number };
+    };
     expect(compaction).toMatchObject({ compaction_id: 'cmp_2', message_count: 4 });
     const after = await show(sessionId);
     expect(after.transcript).toHaveLength(8);

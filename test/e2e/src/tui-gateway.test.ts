@@ -224,7 +224,7 @@ describe('the TUI gateway (original protocol over stdio)', () => {
         f.event === 'operator.deliver' &&
         (f.payload?.deliveries as { metadata?: { command?: string } }[])?.[0]?.metadata?.command === 'compact',
     );
-    expect((out.payload?.deliveries as { text: string }[])[0]?.text).toMatch(
+    expect((out.payload?.deliveries as { text: string }[] | undefined)?.[0]?.text).toMatch(
       /^compacted \(cmp_1\): 2 messages summarized for the model; ~\d+ -> ~\d+ tokens of 32768\. The transcript keeps every message\.$/,
     );
     const bye = gw.send('operator.shutdown');

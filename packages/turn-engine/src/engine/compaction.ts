@@ -1,6 +1,7 @@
 import { type Actor, DemiurgeError, ErrorCode, type NewEvent } from '@demiurge/contracts';
 import type { AppendStream } from '@demiurge/event-store';
 import type { SessionEventType } from '@demiurge/lifecycle';
+import type { TranscriptEntry } from '@demiurge/projector-sessions';
 import {
   type ChatMessage,
   collectCompletion,
@@ -9,7 +10,6 @@ import {
   ProviderError,
   type ToolSpec,
 } from '@demiurge/providers';
-import type { TranscriptEntry } from '@demiurge/projector-sessions';
 import { initialTurn, type TurnRecord } from '../turn-state.js';
 import { checkpoint, type TurnExecution } from './execution.js';
 import { type AppliedCompaction, latestCompaction, transcript } from './model-context.js';
@@ -143,7 +143,9 @@ async function planCompaction(
   const history = (await deps.sessions.history(sessionId, { forModel: true })).filter(
     (e) => e.turnId !== turn.streamId,
   );
-  const after = previous ? history.slice(history.findIndex((e) => e.messageId === previous.throughMessageId) + 1) : history;
+  const after = previous
+    ? history.slice(history.findIndex((e) => e.messageId === previous.throughMessageId) + 1)
+    : history;
   const covered = after.slice(0, Math.max(0, after.length - keep));
   const first = previous?.fromMessageId ?? covered[0]?.messageId;
   if (covered.length === 0 || first === undefined) return undefined;

@@ -1,6 +1,6 @@
-import type { ChatMessage } from '@demiurge/providers';
 import { type CompactionView, sessionsReader, type TranscriptEntry } from '@demiurge/projector-sessions';
 import { taskBoardReader } from '@demiurge/projector-task-board';
+import type { ChatMessage } from '@demiurge/providers';
 import { type TurnRecord, toolResultText } from '../turn-state.js';
 import type { EngineDeps } from './options.js';
 
@@ -21,7 +21,11 @@ export async function historyForModel(
   deps: EngineDeps,
   turn: TurnRecord,
   compaction: AppliedCompaction | undefined,
-): Promise<{ readonly before: TranscriptEntry[]; readonly entries: TranscriptEntry[]; readonly own: TranscriptEntry[] }> {
+): Promise<{
+  readonly before: TranscriptEntry[];
+  readonly entries: TranscriptEntry[];
+  readonly own: TranscriptEntry[];
+}> {
   const all = await deps.sessions.history(turn.sessionId!, { forModel: true });
   const own = all.filter((e) => e.turnId === turn.streamId);
   const others = all.filter((e) => e.turnId !== turn.streamId);

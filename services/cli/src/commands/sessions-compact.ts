@@ -16,7 +16,9 @@ export async function sessionsCompact(id: string, o: JsonOptions, io: CommandIo)
   if (o.json) return io.out(JSON.stringify({ compaction: result }));
   io.out(`session ${result.session_id} compacted (${result.compaction_id})`);
   io.out(`  ${result.message_count} messages summarized for the model, through ${result.through_message_id}`);
-  io.out(`  estimated request: ~${result.tokens.before} -> ~${result.tokens.after} tokens (window ${result.tokens.window})`);
+  io.out(
+    `  estimated request: ~${result.tokens.before} -> ~${result.tokens.after} tokens (window ${result.tokens.window})`,
+  );
   io.out('  the transcript keeps every message: "demiurge sessions show" marks the compaction');
 }
 

@@ -6,7 +6,9 @@ const load = () => import('./sessions.js');
 
 /** `demiurge sessions list|show|compact` (the implementations load on use: `sessions.ts`, `sessions-compact.ts`). */
 export function registerSessions(program: Command, ctx: CommandContext): void {
-  const sessions = program.command('sessions').description('list sessions, show one with its transcript and turns, compact one');
+  const sessions = program
+    .command('sessions')
+    .description('list sessions, show one with its transcript and turns, compact one');
   sessions
     .command('list')
     .description('every session, oldest first')
