@@ -50,6 +50,7 @@ export function fakeBackend(overrides: Partial<Record<BackendMethod, (params: ne
     status: async () => ({ sessions: 1, state: 'idle' }),
     history: async () => ({ messages: [] }),
     shutdown: async () => ({ ok: true }),
+    compact: async () => ({ session_id: SESSION, compaction_id: 'cmp_1', message_count: 2 }),
   };
   const handler =
     (method: BackendMethod) =>
@@ -66,6 +67,7 @@ export function fakeBackend(overrides: Partial<Record<BackendMethod, (params: ne
     status: handler('status'),
     history: handler('history'),
     shutdown: handler('shutdown'),
+    compact: handler('compact'),
     events$: events.asObservable(),
   } as OperatorBackend;
   return { backend, calls, events, methodsCalled: () => calls.map((c) => c.method) };
