@@ -94,4 +94,36 @@ describe('context compaction', () => {
     expect(last.messages[1]).toEqual({ role: 'user', content: 'two' });
     expect(await h.verify()).toEqual([]);
   });
+
+  it('the pinned context restates plan mode and an open approval; the approval still covers its call after compaction', async () => {
+    const write = { path: 'plan.md', content: 'the plan' };
+    h = await openHarness({
+      script: [
+        { content: 'a' },
+        { content: 'b' },
+        { content: 'c' },
+        { tool_calls: [{ name: 'write_file', arguments: write }] },
+        { content: 'written' },
+      ],
+    });
+    const { sessionId } = await h.sessions.create({ title: 'plan', coreId: 'default', mode: 'plan' });
+    for (const text of ['one', 'two', 'three']) await h.engine.runTurn({ sessionId, text });
+    const approvalId = await h.approvals.preApprove({
+      sessionId,
+      tool: 'write_file',
+      arguments: write,
+      reason: 'the user agreed to the plan file',
+      actor: { kind: 'operator', id: 'alice' },
+      expiresAt: new Date(h.clock.now() + 60_000).toISOString(),
+    });
+    await h.engine.compact(sessionId);
+    const outcome = await h.engine.runTurn({ sessionId, text: 'write the plan' });
+    expect(outcome).toMatchObject({ status: 'completed', text: 'written' });
+    const first = h.provider.requests.filter((r) => r.purpose !== 'compaction').at(-2)!;
+    const system = first.messages[0]!.content;
+    expect(system).toContain('- plan mode: on (mutating tools need an approval)');
+    expect(system).toContain(`- pending approvals:\n  - ${approvalId} write_file: the user agreed to the plan file`);
+    expect((await h.approvals.get(approvalId)).status).toBe('consumed');
+    expect(await h.verify()).toEqual([]);
+  });
 });

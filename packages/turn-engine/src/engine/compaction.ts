@@ -114,12 +114,13 @@ export async function compactSessionNow(
   const before = estimateTokens({ messages: await transcript(deps, turn), tools });
   const written = await writeSummary(deps, plan, options.signal);
   const after = estimateTokens({ messages: await transcript(deps, turn, written), tools });
-  const event = compactedEvent(deps, plan, written, { before, after, window }, 'manual');
+  const tokens = { before, after, window };
+  const event = compactedEvent(deps, plan, written, tokens, 'manual');
   const stream: AppendStream = await deps.sessions.sessionStream(sessionId, [event]);
   await deps.store.append(stream, {
     meta: { actor: options.actor ?? { kind: 'system', id: 'compaction' }, sessionId },
   });
-  return resultOf(sessionId, event);
+  return resultOf(plan, written, tokens, 'manual');
 }
 
 interface CompactionPlan {
@@ -228,21 +229,19 @@ function compactedEvent(
   };
 }
 
-function resultOf(sessionId: string, event: NewEvent<SessionEventType>): CompactionResult {
-  const d = event.data as {
-    compactionId: string;
-    trigger: 'auto' | 'manual';
-    summary: string;
-    range: { messageCount: number; throughMessageId: string };
-    tokens: CompactionResult['tokens'];
-  };
+function resultOf(
+  plan: CompactionPlan,
+  written: AppliedCompaction,
+  tokens: CompactionResult['tokens'],
+  trigger: 'auto' | 'manual',
+): CompactionResult {
   return {
-    sessionId,
-    compactionId: d.compactionId,
-    trigger: d.trigger,
-    summary: d.summary,
-    messageCount: d.range.messageCount,
-    throughMessageId: d.range.throughMessageId,
-    tokens: d.tokens,
+    sessionId: plan.sessionId,
+    compactionId: plan.compactionId,
+    trigger,
+    summary: written.summary,
+    messageCount: plan.messageCount,
+    throughMessageId: written.throughMessageId,
+    tokens,
   };
 }
