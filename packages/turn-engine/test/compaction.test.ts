@@ -1,3 +1,4 @@
+import { isEvent } from '@demiurge/contracts';
 import { sessionsReader } from '@demiurge/projector-sessions';
 import { createFakeProvider, estimateTokens, type FakeStep } from '@demiurge/providers';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -53,7 +54,7 @@ describe('context compaction', () => {
     const events = await h.store.readAll();
     for (const e of events.filter((x) => x.type === 'session.compacted')) {
       const sameCommit = events.filter((x) => x.position === e.position - 1 || x.position === e.position + 1);
-      expect(sameCommit.some((x) => x.type === 'run.checkpointed' && x.data.stage === 'compaction')).toBe(true);
+      expect(sameCommit.some((x) => isEvent(x, 'run.checkpointed') && x.data.stage === 'compaction')).toBe(true);
     }
     expect(await h.verify()).toEqual([]);
   });
