@@ -124,6 +124,8 @@ export async function createRuntime(options: RuntimeOptions): Promise<HostRuntim
       workspaceRoot: workspace,
       runLeaseMs: config.leases.run_ms,
       workLeaseMs: config.leases.work_ms,
+      // The engine's reports (a lost run lease, a release that failed at close) go through the host's one logger.
+      logger,
       onPlanModeWrite: config.plan_mode.on_write,
       stepBudget: core.limits.stepBudget,
       taskKinds: workerTaskKinds,
