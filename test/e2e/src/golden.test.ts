@@ -69,7 +69,7 @@ async function readToday(events: readonly RecordedEvent[]): Promise<{
   try {
     let read = 0;
     for await (const _ of store.iterate()) read++;
-    const report = await verifyLog(store.iterate());
+    const report = await verifyLog(store.iterate(), { fencing: true });
     return { read, report, projections: JSON.parse(JSON.stringify(await dumpProjections(store))) };
   } finally {
     await store.close();
