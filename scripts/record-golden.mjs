@@ -118,5 +118,7 @@ const update = spawnSync(
 );
 if (update.status !== 0) process.exit(update.status ?? 1);
 // The snapshots in the repository's formatting (Biome), so a re-record shows only changes of content.
-const format = spawnSync(join(root, 'node_modules', '.bin', 'biome'), ['check', '--write', golden], { stdio: 'inherit' });
+const format = spawnSync(join(root, 'node_modules', '.bin', 'biome'), ['check', '--write', golden], {
+  stdio: 'inherit',
+});
 process.exit(format.status ?? 1);

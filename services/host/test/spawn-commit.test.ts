@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { RecordedEvent } from '@demiurge/contracts';
+import { isEvent, type RecordedEvent } from '@demiurge/contracts';
 import type { AppendStream } from '@demiurge/event-store';
 import { verifyLog } from '@demiurge/lifecycle';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -71,7 +71,7 @@ describe('spawning a child agent is one commit', () => {
           (e) =>
             e.streamId === child.sessionId ||
             (e.streamId === task!.taskId && e.type === 'task.started') ||
-            e.data.sessionId === child.sessionId,
+            e.meta.sessionId === child.sessionId,
         ),
       );
       const spawn = touching.find((events) => events.some((e) => e.type === 'session.created'))!;
@@ -86,7 +86,7 @@ describe('spawning a child agent is one commit', () => {
         'turn.started',
         'task.started',
       ]);
-      expect(spawn.filter((e) => e.type === 'message.recorded').map((e) => [e.data.role, e.data.text])).toEqual([
+      expect(spawn.flatMap((e) => (isEvent(e, 'message.recorded') ? [[e.data.role, e.data.text]] : []))).toEqual([
         ['system', expect.stringMatching(/^Context from the parent conversation:\nuser: plan it/)],
         ['user', 'summarise the plan'],
       ]);
