@@ -182,6 +182,17 @@ export class RuntimeControlPlane {
     return this.command({ type: 'start', ...target(ref), worker });
   }
 
+  /**
+   * `task.started` as a stream for a caller's own commit (a child agent's admission starts its task in the
+   * commit that opens its session, run and turn). Machine-checked like {@link startTask}: a task that is not
+   * `created` (another worker started it) is refused with `IllegalTransitionError`. Load it again per attempt.
+   */
+  async startTaskStream(ref: TaskRef, worker: string): Promise<AppendStream> {
+    const task = await loadAggregate(this.options.store, taskFold, ref.taskId);
+    if (task.state.sessionId !== ref.sessionId) throw new NotFoundError('task', ref.taskId);
+    return streamAppend(TASK, task, this.tasks.decide({ type: 'start', ...target(ref), worker }, task.state));
+  }
+
   waitTask(ref: TaskRef, reason: string): Promise<TaskView> {
     return this.command({ type: 'wait', ...target(ref), reason });
   }

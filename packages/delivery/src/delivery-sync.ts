@@ -2,9 +2,10 @@ import { isEvent, type NewEvent, type RecordedEvent } from '@demiurge/contracts'
 import {
   type DeliveryEventType,
   type DeliveryState,
-  nextState,
+  evolveWork,
+  initialWorkFacts,
+  type WorkFacts,
   type WorkState,
-  workLifecycle,
 } from '@demiurge/lifecycle';
 
 /** What a delivery reads of its work item: its state and its events (a loaded `WorkAggregate` is one). */
@@ -20,14 +21,19 @@ interface UnknownHistory {
   readonly resolution: { readonly decision: 'sent' | 'failed' | 'retry'; readonly note?: string } | null;
 }
 
-/** Reads from a work item's events why its last send became unknown, and how an operator resolved it. */
+/**
+ * Reads from a work item's events why its last send became unknown, and how an operator resolved it, through
+ * the one work fold: an event the machine refuses, or one naming a stale claim token, changes nothing here either.
+ */
 export function unknownHistory(work: WorkHistory): UnknownHistory {
-  let state: WorkState = workLifecycle.initialState;
+  let facts: WorkFacts = initialWorkFacts;
   let reason: string | null = null;
   let resolution: UnknownHistory['resolution'] = null;
   for (const event of work.events) {
-    const next = nextState(workLifecycle, state, { type: event.type as never, data: event.data });
-    if (next === 'unknown' && state !== 'unknown') {
+    const state = facts.status;
+    const next = evolveWork(facts, event);
+    if (next === undefined) continue;
+    if (next.status === 'unknown' && state !== 'unknown') {
       reason =
         isEvent(event, 'work.unknown') && event.data.reason
           ? event.data.reason
@@ -37,7 +43,7 @@ export function unknownHistory(work: WorkHistory): UnknownHistory {
       const { decision, note } = event.data;
       resolution = { decision, ...(note ? { note } : {}) };
     }
-    state = next ?? state;
+    facts = next;
   }
   return { reason, resolution };
 }

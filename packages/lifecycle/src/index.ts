@@ -26,7 +26,7 @@ export {
   initialDeliveryFacts,
 } from './folds/delivery.fold.js';
 export type { Fact } from './folds/fact.js';
-export { evolveRun, initialRunFacts, type RunFacts, runFold } from './folds/run.fold.js';
+export { evolveRun, initialRunFacts, namesStaleLease, type RunFacts, runFold } from './folds/run.fold.js';
 export {
   evolveScheduleInstance,
   initialScheduleInstanceFacts,

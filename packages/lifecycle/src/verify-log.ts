@@ -1,12 +1,14 @@
 import type { RecordedEvent } from '@demiurge/contracts';
 import type { Lifecycle } from './define-lifecycle.js';
 import { describeRefusal } from './errors.js';
+import { evolveRun, initialRunFacts, namesStaleLease, type RunFacts } from './folds/run.fold.js';
+import { evolveWork, initialWorkFacts, namesStaleClaim, type WorkFacts } from './folds/work.fold.js';
 import { lifecycles as allLifecycles } from './lifecycles.js';
 import { machineStep } from './machine-step.js';
 import { allowedEvents } from './transitions.js';
 
 /** What is wrong with one recorded event. */
-export type LogViolationKind = 'illegal_transition' | 'version_gap' | 'unknown_event';
+export type LogViolationKind = 'illegal_transition' | 'version_gap' | 'unknown_event' | 'stale_token';
 
 /**
  * One violation found in the log: the event (stream, version, position, type), the state its
@@ -29,6 +31,12 @@ export interface LogViolation {
 export interface LogVerifierOptions {
   /** The machines to check with, by `streamType`; default every lifecycle of this package. */
   readonly lifecycles?: readonly Lifecycle[];
+  /**
+   * Also apply the folds' fencing: an event naming a lease (run) or claim (work item) token that no longer
+   * holds its aggregate changes nothing in the folds, and is reported as `stale_token` (the cursor ignores it
+   * too). Default false: the machines alone (what the machine tests compare with). `demiurge verify` sets it.
+   */
+  readonly fencing?: boolean;
 }
 
 /**
@@ -46,7 +54,23 @@ interface StreamCursor {
   version: number;
   /** The machine state, or '' for a stream type without a machine. */
   state: string;
+  /** A fenced aggregate's facts (its current lease or claim token), as its fold has them. */
+  facts?: unknown;
 }
+
+/**
+ * The fencing rules of the folds: an event naming a lease or claim token that no longer holds the aggregate
+ * changes nothing there, so the log has no business holding one (a writer skipped the token check).
+ */
+interface Fencing<F> {
+  readonly initial: F;
+  readonly stale: (facts: F, event: RecordedEvent) => boolean;
+  readonly evolve: (facts: F, event: RecordedEvent) => F | undefined;
+}
+const fencing = new Map<string, Fencing<unknown>>([
+  ['work', { initial: initialWorkFacts, stale: namesStaleClaim, evolve: evolveWork } as Fencing<WorkFacts>],
+  ['run', { initial: initialRunFacts, stale: namesStaleLease, evolve: evolveRun } as Fencing<RunFacts>],
+] as [string, Fencing<unknown>][]);
 
 const CLEAN: readonly LogViolation[] = Object.freeze([]);
 
@@ -88,6 +112,18 @@ export function createLogVerifier(options: LogVerifierOptions = {}): LogVerifier
       }
       cursor.version = event.streamVersion;
       if (!lifecycle || cursor.state === '') return found ?? CLEAN;
+      const fence = options.fencing ? fencing.get(event.streamType) : undefined;
+      if (fence) {
+        const facts = cursor.facts ?? fence.initial;
+        if (fence.stale(facts, event)) {
+          // The folds ignore it: so does the cursor.
+          const stale = violation('stale_token', event, cursor.state, allowedEvents(lifecycle, cursor.state), {
+            message: `${where(event)}: ${event.type} names a ${event.streamType === 'run' ? 'lease' : 'claim'} token that no longer holds ${event.streamType} ${event.streamId}; it changes nothing`,
+          });
+          return found ? [...found, stale] : [stale];
+        }
+        cursor.facts = fence.evolve(facts, event) ?? facts;
+      }
       const next = machineStep(lifecycle, cursor.state, event);
       if (next !== undefined) {
         cursor.state = next;

@@ -1,18 +1,4 @@
-import type {
-  ApprovalRequested,
-  EventData,
-  MessageRecorded,
-  RecordedEvent,
-  RunCancelled,
-  RunCompleted,
-  RunFailed,
-  TurnCancelled,
-  TurnCompleted,
-  TurnFailed,
-  WorkEnqueued,
-  WorkFailed,
-  WorkResolved,
-} from '@demiurge/contracts';
+import { asDomainEvent, type EventOfType, type RecordedEvent } from '@demiurge/contracts';
 import type { OperatorEvent, OperatorEventPayload } from './operator-events.js';
 
 /**
@@ -34,8 +20,24 @@ const workStatus: Readonly<Record<string, string>> = {
 };
 const resolvedStatus = { sent: 'succeeded', failed: 'failed', retry: 'retry_scheduled' } as const;
 
-/** The data of a recorded event, typed by its definition (the store validated it on read). */
-const dataOf = <D>(event: RecordedEvent): EventData<D> => event.data as EventData<D>;
+type Ending = EventOfType<
+  'turn.completed' | 'turn.failed' | 'turn.cancelled' | 'run.completed' | 'run.failed' | 'run.cancelled'
+>;
+type WorkEvent = EventOfType<
+  | 'work.enqueued'
+  | 'work.claimed'
+  | 'work.running'
+  | 'work.sending'
+  | 'work.heartbeat'
+  | 'work.succeeded'
+  | 'work.failed'
+  | 'work.cancelled'
+  | 'work.unknown'
+  | 'work.lease_expired'
+  | 'work.acknowledged'
+  | 'work.resolved'
+  | 'work.corrupt'
+>;
 
 /**
  * Projects one recorded store event to the operator events it means, or `[]`. Pure and per event:
@@ -53,10 +55,12 @@ const dataOf = <D>(event: RecordedEvent): EventData<D> => event.data as EventDat
  * @example
  * const events$ = store.events$.pipe(mergeMap((event) => operatorEventsFrom(event))); // rxjs
  */
-export function operatorEventsFrom(event: RecordedEvent): OperatorEvent[] {
+export function operatorEventsFrom(recorded: RecordedEvent): OperatorEvent[] {
+  // The store validated the data on read: the type narrows it (the one cast is `asDomainEvent`, in contracts).
+  const event = asDomainEvent(recorded);
   switch (event.type) {
     case 'message.recorded': {
-      const d = dataOf<typeof MessageRecorded>(event);
+      const d = event.data;
       if (d.visibility === 'transient') return [];
       const payload: OperatorEventPayload<'operator.message'> = {
         message_id: d.messageId,
@@ -69,7 +73,7 @@ export function operatorEventsFrom(event: RecordedEvent): OperatorEvent[] {
       return [{ event: 'operator.message', payload }];
     }
     case 'approval.requested': {
-      const d = dataOf<typeof ApprovalRequested>(event);
+      const d = event.data;
       const payload: OperatorEventPayload<'operator.approval.opened'> = {
         approval_id: d.approvalId,
         session_id: d.sessionId,
@@ -85,28 +89,42 @@ export function operatorEventsFrom(event: RecordedEvent): OperatorEvent[] {
     }
     case 'turn.completed':
     case 'turn.failed':
-    case 'turn.cancelled': {
-      const d = dataOf<typeof TurnCompleted | typeof TurnFailed | typeof TurnCancelled>(event);
-      return [status(event, { subject: 'turn', session_id: d.sessionId, turn_id: d.turnId })];
-    }
+    case 'turn.cancelled':
+      return [status(event, { subject: 'turn', session_id: event.data.sessionId, turn_id: event.data.turnId })];
     case 'run.completed':
     case 'run.failed':
     case 'run.cancelled': {
-      const d = dataOf<typeof RunCompleted | typeof RunFailed | typeof RunCancelled>(event);
       const session = event.meta.sessionId === undefined ? {} : { session_id: event.meta.sessionId };
-      return [status(event, { subject: 'run', run_id: d.runId, ...session })];
+      return [status(event, { subject: 'run', run_id: event.data.runId, ...session })];
     }
+    case 'work.enqueued':
+    case 'work.claimed':
+    case 'work.running':
+    case 'work.sending':
+    case 'work.heartbeat':
+    case 'work.succeeded':
+    case 'work.failed':
+    case 'work.cancelled':
+    case 'work.unknown':
+    case 'work.lease_expired':
+    case 'work.acknowledged':
+    case 'work.resolved':
+    case 'work.corrupt':
+      return workUpdated(event);
     default:
-      return event.type.startsWith('work.') ? workUpdated(event) : [];
+      return [];
   }
 }
 
 /** `operator.status` for a terminal turn or run event: the state is the type's verb, plus its reason or error. */
 function status(
-  event: RecordedEvent,
+  event: Ending,
   ids: Pick<OperatorEventPayload<'operator.status'>, 'subject' | 'session_id' | 'run_id' | 'turn_id'>,
 ): OperatorEvent {
-  const data = event.data as { reason?: string; error?: { code: string; message: string } };
+  const data: { reason?: string | undefined; error?: { code: string; message: string } | undefined } = {
+    ...('reason' in event.data ? { reason: event.data.reason } : {}),
+    ...('error' in event.data ? { error: event.data.error } : {}),
+  };
   const state = event.type.slice(event.type.indexOf('.') + 1);
   return {
     event: 'operator.status',
@@ -119,24 +137,22 @@ function status(
   };
 }
 
-function workUpdated(event: RecordedEvent): OperatorEvent[] {
-  const workId = (event.data as { workId: string }).workId;
-  const base = { work_id: workId, type: event.type };
+function workUpdated(event: WorkEvent): OperatorEvent[] {
+  const base = { work_id: event.data.workId, type: event.type };
   switch (event.type) {
     case 'work.enqueued':
-      return [update({ ...base, status: 'queued', kind: dataOf<typeof WorkEnqueued>(event).kind })];
+      return [update({ ...base, status: 'queued', kind: event.data.kind })];
     case 'work.failed': {
-      const d = dataOf<typeof WorkFailed>(event);
+      const d = event.data;
       return [update({ ...base, status: d.retryAt === undefined ? 'failed' : 'retry_scheduled', error: d.error })];
     }
     case 'work.resolved':
-      return [update({ ...base, status: resolvedStatus[dataOf<typeof WorkResolved>(event).decision] })];
+      return [update({ ...base, status: resolvedStatus[event.data.decision] })];
     case 'work.cancelled':
     case 'work.unknown':
-    case 'work.corrupt': {
-      const d = event.data as { reason?: string; detail?: string };
-      return [update({ ...base, status: workStatus[event.type] ?? event.type, reason: d.reason ?? d.detail ?? '' })];
-    }
+      return [update({ ...base, status: workStatus[event.type] ?? event.type, reason: event.data.reason })];
+    case 'work.corrupt':
+      return [update({ ...base, status: workStatus[event.type] ?? event.type, reason: event.data.detail })];
     default: {
       const s = workStatus[event.type];
       return s === undefined ? [] : [update({ ...base, status: s })];

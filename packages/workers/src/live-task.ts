@@ -32,7 +32,7 @@ export interface StartLiveOptions {
   readonly host: string;
   readonly store: EventStore;
   readonly controlPlane: RuntimeControlPlane;
-  readonly context: Omit<TaskContext, 'task' | 'ref' | 'facts'>;
+  readonly context: Omit<TaskContext, 'task' | 'ref' | 'facts' | 'startStream'>;
   readonly meta: Partial<EventMeta>;
 }
 
@@ -40,16 +40,32 @@ export interface StartLiveOptions {
 export function startLive(options: StartLiveOptions): LiveTask {
   const { ref } = options;
   const facts = createTaskFacts(options.store, ref, options.meta);
+  const { controlPlane, handler, host } = options;
+  const startStream = () => controlPlane.startTaskStream(ref, host);
+  const startFailed = (error: unknown): StartResult => {
+    const message = error instanceof Error ? error.message : String(error);
+    return { outcome: { status: 'failed', error: { code: 'start_failed', message } } };
+  };
   const started = (async (): Promise<StartResult> => {
-    const view = await options.controlPlane.startTask(ref, options.host);
+    if (handler.startsTask && !options.invalid) {
+      try {
+        return { running: await handler.start({ ...options.context, task: options.view, ref, facts, startStream }) };
+      } catch (error) {
+        // Its first commit started the task, or not: then start it here to fail it, unless another worker did.
+        const view = await controlPlane.getTask(ref);
+        if (view.status === 'created') await controlPlane.startTask(ref, host);
+        else if (view.worker !== host) throw error;
+        return startFailed(error);
+      }
+    }
+    const view = await controlPlane.startTask(ref, host);
     if (options.invalid) {
       return { outcome: { status: 'failed', error: { code: 'invalid_input', message: options.invalid.message } } };
     }
     try {
-      return { running: await options.handler.start({ ...options.context, task: view, ref, facts }) };
+      return { running: await handler.start({ ...options.context, task: view, ref, facts, startStream }) };
     } catch (error) {
-      const message = error instanceof Error ? error.message : String(error);
-      return { outcome: { status: 'failed', error: { code: 'start_failed', message } } };
+      return startFailed(error);
     }
   })();
   return { ref, scope: options.scope, facts, started, settling: undefined };

@@ -1,5 +1,6 @@
 import type { Clock, IdGenerator } from '@demiurge/contracts';
 import type { TaskRef } from '@demiurge/control-plane';
+import type { AppendStream } from '@demiurge/event-store';
 import type { TaskView } from '@demiurge/projector-task-board';
 import type { KillFn } from './process-tree.js';
 import type { TaskFacts } from './task-facts.js';
@@ -35,6 +36,11 @@ export interface TaskContext {
   readonly clock: Clock;
   /** Records the task's process, artifacts and log tail. */
   readonly facts: TaskFacts;
+  /**
+   * For a handler that `startsTask`: the task's `task.started`, as a stream for the handler's own first commit
+   * (built again on each call; refused with `IllegalTransitionError` once the task is not `created`).
+   */
+  readonly startStream: () => Promise<AppendStream>;
 }
 
 /**
@@ -79,6 +85,12 @@ export interface TaskHandler {
    * task with `invalid_input`. Synchronous: admission decisions must not interleave.
    */
   prepare(task: TaskView): PreparedTask;
+  /**
+   * The handler commits `task.started` itself, in its first commit (`ctx.startStream`): `start` resolves only
+   * once that commit is made, and gets the task as it was `created`. Otherwise the worker commits
+   * `task.started` before `start`.
+   */
+  readonly startsTask?: boolean;
   /** Starts the task; rejects when it could not start (the worker then fails it with `start_failed`). */
   start(ctx: TaskContext): Promise<RunningTask>;
   /**

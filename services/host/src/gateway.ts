@@ -17,6 +17,7 @@ import type { SessionView } from '@demiurge/projector-sessions';
 import { taskBoardReader } from '@demiurge/projector-task-board';
 import { merge, mergeMap, type Observable } from 'rxjs';
 import type { DemiurgeApp, Submitted } from './app.js';
+import { describeFailure } from './describe-failure.js';
 import { HostOperatorSession, type SessionGatewayOptions } from './operator-session/host-operator-session.js';
 import { type ScheduleOverview, scheduleOverview } from './schedule-overview.js';
 
@@ -159,7 +160,11 @@ export function createOperatorBackend(app: DemiurgeApp, options: GatewayOptions 
 
 /** Serves the gateway on `<home>/runtime/operator.sock` (0600 in a 0700 directory). */
 export async function serveGatewaySocket(app: DemiurgeApp, options: GatewayOptions = {}) {
-  return serveUnixSocket({ path: operatorSocketPath(app.home), backend: createOperatorBackend(app, options) });
+  return serveUnixSocket({
+    path: operatorSocketPath(app.home),
+    backend: createOperatorBackend(app, options),
+    onError: gatewayErrors(app),
+  });
 }
 
 /**
@@ -180,8 +185,12 @@ export function serveGatewayStdio(
     }
     await operatorDeliveriesSettled(app, new Set(submitted.map((s) => s.sessionId)));
   };
-  return serveStdio({ ...streams, backend, afterInput } as never);
+  return serveStdio({ ...streams, backend, afterInput, onError: gatewayErrors(app) } as never);
 }
+
+/** What the gateway cannot answer a client with (an internal error, a broken connection) goes to the host's logger. */
+const gatewayErrors = (app: DemiurgeApp) => (error: unknown) =>
+  app.logger.error(describeFailure({ name: 'operator gateway', error }));
 
 const IN_FLIGHT_DELIVERY = new Set(['queued', 'sending']);
 

@@ -43,12 +43,20 @@ export function createLogger(options: LoggerOptions = {}): Logger {
   const log = (level: LogLevel) => (message: string, fields?: LogFields) => {
     if (RANK[level] < least) return;
     if (options.format === 'json') {
-      write(`${JSON.stringify({ level, time: new Date(now()).toISOString(), msg: message, ...fields })}\n`);
+      const record = { level, time: new Date(now()).toISOString(), msg: message, ...fields };
+      write(`${JSON.stringify(record, errorFields)}\n`);
     } else {
       write(`demiurge: ${message}\n`);
     }
   };
   return { debug: log('debug'), info: log('info'), warn: log('warn'), error: log('error') };
+}
+
+/** An error among the fields keeps its name, message and code in JSON (`JSON.stringify` of an Error is `{}`). */
+function errorFields(_key: string, value: unknown): unknown {
+  if (!(value instanceof Error)) return value;
+  const code = (value as { code?: unknown }).code;
+  return { name: value.name, message: value.message, ...(typeof code === 'string' ? { code } : {}) };
 }
 
 /** A logger that drops everything (tests that assert on nothing logged pass their own). */

@@ -120,8 +120,10 @@ export function createSlotHooks(options: SlotHooksOptions): TurnHooks & {
       const slots = runtimeFor(turn.selection);
       if (!turn.selection || turn.selection.bootstrap)
         await slots.runBootstrap({ sessionId: turn.sessionId, turnId: turn.turnId });
-      // A session this turn opens has no history yet (it is created in the admission's commit).
-      const kept = turn.opening ? [] : await options.sessions.history(turn.sessionId, { forModel: true });
+      // A session this turn opens has no history yet (it is created in the admission's commit) but its preamble.
+      const kept = turn.opening
+        ? (turn.preamble ?? [])
+        : await options.sessions.history(turn.sessionId, { forModel: true });
       const history = kept.map((m) => ({ role: m.role, text: m.text }));
       const { context } = await slots.runInput({
         sessionId: turn.sessionId,

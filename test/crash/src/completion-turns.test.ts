@@ -4,6 +4,7 @@ import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { tempDir } from './cli.js';
 import type { HistoryResult } from './gateway.js';
+import { recordGolden } from './golden-record.js';
 import type { LogRow } from './log-reader.js';
 import { ServedHome } from './served-home.js';
 import { SLOW_OUTPUT_ENV, writeSlowCore } from './slow-core.js';
@@ -159,6 +160,7 @@ describe('completion turns on a real host, across SIGKILL', () => {
     expect(ofTurn[0]!.text).toContain('Summary: Hi.');
     expect(ofTurn[1]!.text).toBe(`[fake] ${ofTurn[0]!.text}`);
     expect(await verifyHome(home.home.dir)).toMatchObject({ ok: true, problems: [] });
+    await recordGolden('crash-completion-turn', home.home.dir);
   });
 
   it('a busy parent takes the notice with its next input, not a turn of its own; a silent task tells nobody', async () => {

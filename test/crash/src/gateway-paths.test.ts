@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { demiurge, demiurgeJson } from './cli.js';
 import type { HistoryResult } from './gateway.js';
+import { recordGolden } from './golden-record.js';
 import { writeScript } from './home.js';
 import { ServedHome } from './served-home.js';
 import { verifyHome } from './store-checks.js';
@@ -104,6 +105,7 @@ describe('unhappy paths through the gateway (demiurge serve child)', () => {
     });
     expect(served.types(task.streamId)).toContain('task.cancelled');
     expect(await verifyHome(served.home.dir)).toMatchObject({ ok: true, problems: [] });
+    await recordGolden('crash-cancel', served.home.dir);
   });
 
   it("(d) a deleted task sent back by an old client stays deleted: operator.cancel and the model's task_control change nothing", async () => {

@@ -15,6 +15,8 @@ export interface HomeConfig {
   readonly webhookUrl?: string;
   readonly pollMs?: number;
   readonly runLeaseMs?: number;
+  /** `leases.work_ms`: how long a claimed work item (a send) is held before another host may expire it. */
+  readonly workLeaseMs?: number;
   /** An Agent Core directory instead of the bundled one. */
   readonly core?: string;
 }
@@ -43,7 +45,9 @@ export function writeHome(dir: string, config: HomeConfig): Home {
     'delivery:',
     `  poll_ms: ${config.pollMs ?? 50}`,
     ...(config.webhookUrl ? ['  webhook:', `    url: ${config.webhookUrl}`, '    timeout_ms: 5000'] : []),
-    ...(config.runLeaseMs ? ['leases:', `  run_ms: ${config.runLeaseMs}`] : []),
+    ...(config.runLeaseMs || config.workLeaseMs ? ['leases:'] : []),
+    ...(config.runLeaseMs ? [`  run_ms: ${config.runLeaseMs}`] : []),
+    ...(config.workLeaseMs ? [`  work_ms: ${config.workLeaseMs}`] : []),
     ...(config.core ? [`core: ${config.core}`] : []),
   ];
   writeFileSync(join(dir, 'config.yaml'), `${lines.join('\n')}\n`);

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { demiurge, tempDir } from './cli.js';
 import type { HistoryResult } from './gateway.js';
+import { recordGolden } from './golden-record.js';
 import { type FakeStep, writeScript } from './home.js';
 import type { LogRow } from './log-reader.js';
 import { ServedHome } from './served-home.js';
@@ -69,6 +70,7 @@ describe('recovery after a real SIGKILL of demiurge serve', () => {
       ['assistant', 'The report is written.'],
     ]);
     expect(await verifyHome(served.home.dir)).toMatchObject({ ok: true, problems: [] });
+    await recordGolden('crash-run-recovery', served.home.dir);
   });
 
   it("(e) a second host process recovers the dead owner's run without running its non-idempotent call again", async () => {
@@ -124,6 +126,7 @@ describe('recovery after a real SIGKILL of demiurge serve', () => {
       .find((e) => e.data.turnId === ids.turn_id && e.data.role === 'assistant');
     expect(answer?.data.text).toBe('I could not confirm the append.');
     expect(await verifyHome(served.home.dir)).toMatchObject({ ok: true, problems: [] });
+    await recordGolden('crash-run-takeover', served.home.dir);
   });
 
   it('(f) buffered completion: a final round recorded before the kill is finalized with its text, no provider call', async () => {

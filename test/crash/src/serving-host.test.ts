@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { DEFAULT_CORE_DIR } from '@demiurge/host';
 import { afterEach, describe, expect, it } from 'vitest';
 import { demiurge, sleep, tempDir, within } from './cli.js';
+import { recordGolden } from './golden-record.js';
 import { writeHome } from './home.js';
 import { LogReader, type LogRow } from './log-reader.js';
 import { ServedHome } from './served-home.js';
@@ -372,5 +373,6 @@ describe('scheduled fires (issue 13)', () => {
     expect(status.code).toBe(0);
     expect((JSON.parse(status.stdout) as { lastError: unknown }).lastError).toBeNull();
     expect(delivered.some((d) => quiet.some((q) => q.sessionId === d.session_id))).toBe(false);
+    await recordGolden('crash-schedule-fire', home.dir);
   });
 });

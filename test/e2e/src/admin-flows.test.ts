@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { demiurge, demiurgeJson, tempHome } from './cli.js';
+import { recordGolden } from './golden-record.js';
 import { type Seeded, seedRuntime } from './seed.js';
 
 let home: ReturnType<typeof tempHome>;
@@ -60,6 +61,7 @@ describe('admin commands (child process)', () => {
       'task.archived',
     ]);
     expect(events[1]!.meta.actor).toEqual({ kind: 'operator', id: 'cli' });
+    await recordGolden('e2e-task-admin', home.path);
   });
 
   it('work resolve settles an unknown item once; an item that is not unknown is refused', async () => {

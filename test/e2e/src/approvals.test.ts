@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { cliBin, demiurge, tempHome } from './cli.js';
+import { recordGolden } from './golden-record.js';
 import { killWatched, type ServeProcess, startServe, watchCli, writeHostHome } from './serve-process.js';
 
 let home: ReturnType<typeof tempHome>;
@@ -59,6 +60,7 @@ describe('approvals from the CLI', () => {
     expect(done.stdout.trim()).toBe('wrote notes.txt');
     expect(readFileSync(join(ws, 'notes.txt'), 'utf8')).toBe('approved words');
     expect(await listed()).toEqual([]);
+    await recordGolden('e2e-approval-granted', home.path);
   }, 60_000);
 
   it('through a serving host: list and grant go through its gateway, and the run client gets its answer', async () => {
@@ -88,6 +90,7 @@ describe('approvals from the CLI', () => {
     expect(again.stderr).toMatch(/^demiurge: .*denied/);
     expect(again.stderr).not.toMatch(/unexpected/);
     expect(again.stderr.trim().split('\n')).toHaveLength(1);
+    await recordGolden('e2e-approval-denied', home.path);
   }, 60_000);
 });
 

@@ -57,6 +57,26 @@ describe('layout rules', () => {
     }
   });
 
+  it("casts no event's data outside contracts: folds, deciders, projectors and mappers narrow by `type`", () => {
+    // The store kit's own fixture events (packages/event-store/src/testing) are not domain events.
+    const exempt = new Set(['packages/contracts', 'packages/event-store']);
+    const cast = /\b(?:e|ev|event|recorded|row)\.data as\b/;
+    const offenders = files.filter((f) => cast.test(text(f)) && !exempt.has(packageOf(f)));
+    expect(offenders).toEqual([]);
+  });
+
+  it('spawns processes only in workers (the shell tool runs through them), the CLI and the test PostgreSQL', () => {
+    const spawning = files.filter((f) => /from 'node:child_process'/.test(text(f))).map(packageOf);
+    expect(new Set(spawning)).toEqual(new Set(['packages/workers', 'services/cli', 'packages/event-store-postgres']));
+    expect(
+      files.filter((f) => /from 'node:child_process'/.test(text(f)) && f.startsWith('packages/event-store-postgres/')),
+    ).toEqual(['packages/event-store-postgres/src/testing/embedded-server.ts']);
+  });
+
+  it('tells provider errors by their type, not by a code prefix', () => {
+    expect(files.filter((f) => /startsWith\(['"]provider_/.test(text(f)))).toEqual([]);
+  });
+
   it('imports pg only in the PostgreSQL adapter', () => {
     const offenders = files.filter(
       (f) => /from 'pg'/.test(text(f)) && packageOf(f) !== 'packages/event-store-postgres',

@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { demiurge, demiurgeJson, tempHome } from './cli.js';
+import { recordGolden } from './golden-record.js';
 import { type Seeded, seedRuntime } from './seed.js';
 
 let home: ReturnType<typeof tempHome>;
@@ -37,6 +38,7 @@ describe('completion notices at the CLI (child process)', () => {
     const text = await cli('status');
     expect(text.stdout).toContain('completions pending: 0');
     expect(text.stdout).toContain('  task.completion: cancelled 1');
+    await recordGolden('e2e-completion-notice', home.path);
   });
 
   it('an acknowledgement outside the task’s session is refused with one clear line; its own session may', async () => {

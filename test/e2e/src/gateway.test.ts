@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { spawnDemiurge, tempHome } from './cli.js';
+import { recordGolden } from './golden-record.js';
 import { INIT, rawGateway, request, type ServeProcess, startServe, writeHostHome } from './serve-process.js';
 
 let home: ReturnType<typeof tempHome>;
@@ -66,5 +67,6 @@ describe('the operator gateway answers every request, in order (real host)', () 
     expect(turnEnd?.payload).toMatchObject({ state: 'completed' });
     const delivered = frames.find((f) => f.event === 'operator.deliver');
     expect(delivered?.payload).toMatchObject({ session_id: submitted.session_id, text: '[fake] hello there' });
+    await recordGolden('e2e-gateway-submit', home.path);
   });
 });

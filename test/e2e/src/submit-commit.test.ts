@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { demiurge, tempHome } from './cli.js';
+import { writeHostHome } from './serve-process.js';
 
 interface LoggedEvent {
   position: number;
@@ -15,7 +16,7 @@ afterEach(() => {
 });
 
 async function events(home: string, ...types: string[]): Promise<LoggedEvent[]> {
-  const run = await demiurge(['events', '--json', '--home', home, '--type', ...types]);
+  const run = await demiurge(['events', '--json', '--home', home, ...(types.length > 0 ? ['--type', ...types] : [])]);
   expect(run.code).toBe(0);
   return run.stdout
     .split('\n')
@@ -57,6 +58,49 @@ describe('one submit is one commit (the real CLI)', () => {
         turnId: started.streamId,
         sessionId: created.streamId,
       });
+    }
+  });
+
+  it('a delegate_task starts its task, opens the child session (fork context), and admits its run and turn in one commit', async () => {
+    const home = tempHome();
+    cleanups.push(home.remove);
+    writeHostHome(home.path, {
+      script: [
+        {
+          content: 'Delegating.',
+          tool_calls: [
+            // The child replays this step (its transcript is empty): with read_file only, its calls are refused.
+            { name: 'delegate_task', arguments: { goal: 'say hi', context_mode: 'fork', tools: ['read_file'] } },
+            { name: 'shell', arguments: { command: 'sleep 1' } },
+          ],
+        },
+        { content: 'Delegated.' },
+      ],
+    });
+    const run = await demiurge(['run', 'delegate it', '--json', '--home', home.path]);
+    expect(run.stderr).not.toMatch(/unexpected error/i);
+    expect(run.code).toBe(0);
+    const log = await events(home.path);
+    const created = log.find((e) => e.type === 'session.created' && e.data.parent)!;
+    const { taskId } = created.data.parent as { taskId: string };
+    const started = log.find((e) => e.type === 'task.started' && e.streamId === taskId)!;
+    const spawn = log.filter((e) => e.position >= created.position && e.position <= started.position);
+    expect(spawn.map((e) => e.type)).toEqual([
+      'session.created',
+      'message.recorded',
+      'message.recorded',
+      'run.queued',
+      'run.started',
+      'run.owner_claimed',
+      'turn.started',
+      'task.started',
+    ]);
+    expect(spawn[1]!.data).toMatchObject({ role: 'system', text: expect.stringMatching(/^Context from the parent/) });
+    expect(spawn[2]!.data).toMatchObject({ role: 'user', text: 'say hi' });
+    // One append's meta on every event: the child's run and turn, the child session (the task's start too).
+    const turn = spawn.at(-2)!;
+    for (const event of spawn) {
+      expect(event.meta).toMatchObject({ sessionId: created.streamId, turnId: turn.streamId, runId: turn.data.runId });
     }
   });
 });

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { type OpenAITestServer, type RecordedRequest, reply, startOpenAITestServer } from '@demiurge/providers/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { demiurge, tempHome } from './cli.js';
+import { recordGolden } from './golden-record.js';
 
 let server: OpenAITestServer | undefined;
 const cleanups: (() => void)[] = [];
@@ -115,5 +116,6 @@ describe('tools against a third-party OpenAI-compatible server, through the real
     expect(roles[0]).toBe('system');
     expect(roles.filter((r) => r === 'system')).toHaveLength(1);
     expect(roles.at(-1)).toBe('user');
+    await recordGolden('e2e-delegation', home.path);
   }, 60_000);
 });

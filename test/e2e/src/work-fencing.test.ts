@@ -45,7 +45,22 @@ describe('work item claim fencing (child process)', () => {
       expectedVersion: 'any',
       events: [{ type: 'work.unknown', data: { workId, claimToken: first.claimToken, reason: 'a late writer' } }],
     });
+    const late = (await store.readStream(workId)).at(-1)!;
     await store.close();
+
+    // verify names the late write: the folds ignore it, and so does its reading of the log after it.
+    const verify = await demiurge(['verify', '--json', '--home', home.path]);
+    expect(verify.code).toBe(1);
+    const report = JSON.parse(verify.stdout) as { log: { ok: boolean; violations: Record<string, unknown>[] } };
+    expect(report.log.ok).toBe(false);
+    expect(report.log.violations).toEqual([
+      expect.objectContaining({
+        kind: 'stale_token',
+        position: late.position,
+        event: 'work.unknown',
+        state: 'sending',
+      }),
+    ]);
 
     const shown = await demiurgeJson<{ work: Record<string, unknown> }>(['work', 'show', workId, '--home', home.path]);
     expect(shown.json.work).toMatchObject({ status: 'sending', claimToken: second.claimToken, attempts: 2 });

@@ -45,6 +45,18 @@ export const initialRunFacts: RunFacts = {
 
 const isoTime = (time: string): string => new Date(time).toISOString();
 
+/**
+ * Whether the event is a heartbeat or an expiry naming a lease token that is not the run's current one (a lease
+ * since expired or taken over): such an event changes nothing.
+ */
+export function namesStaleLease(run: RunFacts, recorded: RecordedEvent): boolean {
+  const event = asDomainEvent(recorded);
+  return (
+    (event.type === 'run.owner_heartbeat' || event.type === 'run.owner_lease_expired') &&
+    event.data.leaseToken !== run.leaseToken
+  );
+}
+
 /** The fields one accepted event sets. */
 function changes(run: RunFacts, recorded: RecordedEvent): Partial<RunFacts> {
   const event = asDomainEvent(recorded);
@@ -61,11 +73,11 @@ function changes(run: RunFacts, recorded: RecordedEvent): Partial<RunFacts> {
       return { owner: event.data.owner, leaseToken: event.data.leaseToken, leaseUntil: isoTime(event.data.leaseUntil) };
     case 'run.owner_heartbeat':
       // A stale token (a lease since expired or taken over) extends nothing.
-      return event.data.leaseToken === run.leaseToken
-        ? { owner: event.data.owner, leaseUntil: isoTime(event.data.leaseUntil) }
-        : {};
+      return namesStaleLease(run, recorded)
+        ? {}
+        : { owner: event.data.owner, leaseUntil: isoTime(event.data.leaseUntil) };
     case 'run.owner_lease_expired':
-      return event.data.leaseToken === run.leaseToken ? { owner: null, leaseToken: null, leaseUntil: null } : {};
+      return namesStaleLease(run, recorded) ? {} : { owner: null, leaseToken: null, leaseUntil: null };
     case 'run.checkpointed':
       return { stage: event.data.stage, checkpointId: event.data.checkpointId };
     case 'run.waiting':

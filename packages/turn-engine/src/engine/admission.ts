@@ -43,6 +43,7 @@ export async function admit(
   const { ids, runs, sessions } = deps;
   const turnId = input.turnId ?? ids.next(IdPrefix.turn);
   const open = input.session?.open;
+  const preamble = (open && input.session?.preamble) || [];
   const consumer = { sessionId: input.sessionId, via: `turn ${turnId}` };
   let text = input.text;
   if (fromNotices) {
@@ -57,6 +58,7 @@ export async function admit(
       text,
       selection: input.selection ?? null,
       opening: open !== undefined,
+      ...(open && preamble.length > 0 ? { preamble } : {}),
     })) ?? [];
   const { runId, lease, stream: runStream } = runs.startStream(input.sessionId, input.actor, input.runId);
   for (let attempt = 1; ; attempt++) {
@@ -67,7 +69,15 @@ export async function admit(
       ? []
       : taken.notices.map((n) => ({ role: 'system' as const, text: n.text, writeHistory: true }));
     const turnContext = [...context, ...merged];
-    // Message ids are time-sortable and the transcript lists by id: the context first, then the input.
+    // Message ids are time-sortable and the transcript lists by id: the preamble, the context, then the input.
+    const preambleMessages = preamble.map((m) =>
+      sessions.messageEvent({
+        sessionId: input.sessionId,
+        role: m.role,
+        text: m.text,
+        messageId: ids.next(IdPrefix.message),
+      }),
+    );
     const contextMessages = turnContext
       .filter((c) => c.writeHistory)
       .map((c) =>
@@ -83,6 +93,7 @@ export async function admit(
     const { stream: sessionStream, idempotencyKey } = await sessions.admissionStream(
       input.sessionId,
       [
+        ...preambleMessages,
         ...contextMessages,
         sessions.messageEvent({ sessionId: input.sessionId, role: 'user', text: inputText, turnId, messageId }),
       ],
@@ -110,7 +121,8 @@ export async function admit(
       ? { kind: 'system' as const, id: 'completion-notices' }
       : (input.actor ?? { kind: 'user' as const, id: input.sessionId });
     try {
-      const result = await deps.store.append([sessionStream, runStream, turnStream, ...taken.streams], {
+      const also = (await input.also?.()) ?? [];
+      const result = await deps.store.append([sessionStream, runStream, turnStream, ...taken.streams, ...also], {
         meta: { actor, sessionId: input.sessionId, runId, turnId },
         ...(idempotencyKey ? { idempotencyKey } : {}),
       });

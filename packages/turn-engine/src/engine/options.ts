@@ -22,6 +22,8 @@ export interface TurnHooks {
     selection: TurnSelection | null;
     /** The session is opened by this turn's admission: it has no history (and no read model) yet. */
     opening: boolean;
+    /** The history of a session this admission opens: its preamble (see {@link TurnInput.session}). */
+    preamble?: readonly { role: 'system'; text: string }[];
   }): Promise<readonly { role: 'user' | 'system'; text: string; writeHistory: boolean }[]>;
   output?(turn: {
     sessionId: string;
@@ -107,7 +109,20 @@ export interface TurnInput {
    * `open` opens the session `sessionId` names (a new id; a binding opened by another writer meanwhile is joined
    * instead), `mode` switches its plan-mode overlay where it differs.
    */
-  readonly session?: { readonly open?: OpenSessionSpec; readonly mode?: SessionMode };
+  readonly session?: {
+    readonly open?: OpenSessionSpec;
+    readonly mode?: SessionMode;
+    /**
+     * Messages of a session this admission opens, recorded first (before the input slots' context and the input),
+     * of no turn: a forked child's context from its parent conversation. The input slots see them as history.
+     */
+    readonly preamble?: readonly { readonly role: 'system'; readonly text: string }[];
+  };
+  /**
+   * More streams for the admission's one commit, built again on each attempt (after a version conflict): the
+   * `task.started` of the task a child agent's turn belongs to. A refusal thrown here rejects `admitted`.
+   */
+  readonly also?: () => Promise<readonly AppendStream[]>;
 }
 
 /** A turn admitted: its session (the one joined, if its binding was opened elsewhere meanwhile), run and turn. */

@@ -34,7 +34,7 @@ export async function verifyPostgres(
     const chain = await store.verifyChain(options.kept ? { kept: options.kept } : {});
     if (options.head) return chain;
     const head = await store.head();
-    const log = await verifyLog(store.iterate(), { maxViolations: REPORT_LIMIT });
+    const log = await verifyLog(store.iterate(), { maxViolations: REPORT_LIMIT, fencing: true });
     const findings = await checkInvariants(store, Date.now());
     const live = await dumpProjections(store);
     const dir = mkdtempSync(join(tmpdir(), 'demiurge-verify-'));

@@ -115,7 +115,7 @@ export async function verifyCommand(
           : {}),
       };
       if (options.head) return printHead(paths.database, chain, options.json, io);
-      const log = await verifyLog(store.iterate(), { maxViolations: REPORT_LIMIT });
+      const log = await verifyLog(store.iterate(), { maxViolations: REPORT_LIMIT, fencing: true });
       const findings = await checkInvariants(store, Date.now());
       const live = await dumpProjections(store);
       await store.rebuild();

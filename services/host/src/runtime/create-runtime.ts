@@ -123,6 +123,9 @@ export async function createRuntime(options: RuntimeOptions): Promise<HostRuntim
       provider,
       workspaceRoot: workspace,
       runLeaseMs: config.leases.run_ms,
+      workLeaseMs: config.leases.work_ms,
+      // The engine's reports (a lost run lease, a release that failed at close) go through the host's one logger.
+      logger,
       onPlanModeWrite: config.plan_mode.on_write,
       compaction: {
         enabled: config.compaction.enabled,
