@@ -93,6 +93,17 @@ export {
   sessionModeEvents,
 } from './events/session-mode.events.js';
 export {
+  McpServerCrashed,
+  McpServerFailed,
+  McpServerId,
+  McpServerStarted,
+  McpServerStarting,
+  McpServerStopped,
+  McpToolListing,
+  McpTransport,
+  mcpServerEvents,
+} from './events/mcp-server.events.js';
+export {
   SlotFailed,
   SlotFinished,
   SlotPhase,
