@@ -1,4 +1,12 @@
-export type { AgentCore, CoreLimits, FailurePolicy, Pipelines, SlotMode, SlotSpec } from './agent-core.js';
+export type {
+  AgentCore,
+  CoreLimits,
+  FailurePolicy,
+  McpServerSpec,
+  Pipelines,
+  SlotMode,
+  SlotSpec,
+} from './agent-core.js';
 export {
   type BackgroundFailure,
   type BackgroundItem,
@@ -8,6 +16,7 @@ export {
 } from './background-work.js';
 export { type BootstrapRecord, bootstrapRecord } from './bootstrap-record.js';
 export { loadCore } from './core-loader.js';
+export { MCP_SERVER_NAME_PATTERN, McpFile, McpServerEntry } from './mcp-schema.js';
 export { AgentFile, MODULE_EXTENSIONS, PipelinesFile, SLOT_ID_PATTERN, SlotFile } from './core-schema.js';
 export {
   createDeliveryIntents,
