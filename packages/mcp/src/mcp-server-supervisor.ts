@@ -77,6 +77,8 @@ export class McpServerSupervisor {
   private writes: Promise<void> = Promise.resolve();
   private closed = false;
   private readonly defined = new Map<string, ToolDefinition>();
+  /** Calls waiting for a restart to finish (or to be given up). */
+  private waiters: (() => void)[] = [];
 
   constructor(private readonly options: McpServerSupervisorOptions) {
     this.mcpServerId = options.ids.next(IdPrefix.mcpServer);
@@ -130,6 +132,7 @@ export class McpServerSupervisor {
     if (this.closed) return this.writes;
     this.closed = true;
     clearTimeout(this.restartTimer);
+    this.wake();
     const connection = this.connection;
     this.connection = undefined;
     await connection?.close();
@@ -139,8 +142,12 @@ export class McpServerSupervisor {
     await this.writes;
   }
 
-  /** Calls `tool` on the live connection (see {@link McpServerSupervisor}). */
+  /**
+   * Calls `tool` on the live connection (see {@link McpServerSupervisor}); while the server is restarting, the
+   * call waits for it to be back (nothing was sent yet), and fails without sending if it is given up or stopped.
+   */
   async call(tool: string, qualified: string, args: Record<string, unknown>, signal: AbortSignal): Promise<ToolResult> {
+    if (!this.connection && !this.closed && this.state !== 'failed') await this.whileRestarting(signal);
     const connection = this.connection;
     if (!connection) throw this.unavailable();
     let result: Awaited<ReturnType<McpConnection['callTool']>>;
@@ -171,6 +178,22 @@ export class McpServerSupervisor {
     const text = resultText(result);
     if (result.isError) throw new McpToolError(qualified, text || `${qualified} failed (the server gave no text)`);
     return { output: text };
+  }
+
+  /** Resolves when the server is up again, given up or stopped, or the call is cancelled. */
+  private whileRestarting(signal: AbortSignal): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        signal.removeEventListener('abort', done);
+        resolve();
+      };
+      signal.addEventListener('abort', done, { once: true });
+      this.waiters.push(done);
+    });
+  }
+
+  private wake(): void {
+    for (const waiter of this.waiters.splice(0)) waiter();
   }
 
   private unavailable(): McpServerUnavailableError {
@@ -240,6 +263,7 @@ export class McpServerSupervisor {
     });
     connection.onLost((reason) => this.lost(connection, reason));
     if (fresh.length > 0) this.options.onNewTools(fresh);
+    this.wake();
   }
 
   private lost(connection: McpConnection, reason: string): void {
@@ -263,6 +287,7 @@ export class McpServerSupervisor {
       await this.record([
         { type: 'mcp.server_failed', data: { mcpServerId: this.mcpServerId, reason, attempts: this.attempt } },
       ]);
+      this.wake();
       return;
     }
     this.restartsInRow++;

@@ -56,11 +56,14 @@ export async function eventsOf(home: string, ...types: string[]): Promise<Logged
     .map((l) => JSON.parse(l) as LoggedEvent);
 }
 
-/** Polls `check` every 200 ms until it returns a value (not undefined), for at most `ms`. */
+/**
+ * Polls `check` every 200 ms until it returns a value (not undefined), for at most `ms`; a check that throws
+ * (the store is not created yet) counts as not yet.
+ */
 export async function until<T>(check: () => Promise<T | undefined>, what: string, ms = 30_000): Promise<T> {
   const end = Date.now() + ms;
   for (;;) {
-    const value = await check();
+    const value = await check().catch(() => undefined);
     if (value !== undefined) return value;
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 200));
