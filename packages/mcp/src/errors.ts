@@ -28,3 +28,9 @@ export class McpToolError extends DemiurgeError {
     super(message, options);
   }
 }
+
+/** A request to the runtime's MCP server named something it cannot act on (e.g. cancel of a session id). */
+export class RuntimeMcpRequestError extends DemiurgeError {
+  override readonly name = 'RuntimeMcpRequestError';
+  readonly code = ErrorCode.InvalidSpec;
+}

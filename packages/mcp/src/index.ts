@@ -1,4 +1,4 @@
-export { McpServerUnavailableError, McpToolError } from './errors.js';
+export { McpServerUnavailableError, McpToolError, RuntimeMcpRequestError } from './errors.js';
 export {
   connectMcpServer,
   describeTarget,

@@ -2,6 +2,7 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
+import { RuntimeMcpRequestError } from './errors.js';
 
 /**
  * What `demiurge mcp` exposes: the host's own commands (the CLI implements them: through a serving host's
@@ -155,7 +156,7 @@ export function createRuntimeMcpServer(backend: RuntimeMcpBackend, info: { versi
     answer(async ({ id, reason }) => {
       if (id.startsWith('run_')) return backend.cancelRun(id, reason);
       if (id.startsWith('tsk_')) return backend.cancelTask(id, reason);
-      throw new Error(`cannot cancel "${id}": give a run id (run_...) or a task id (tsk_...)`);
+      throw new RuntimeMcpRequestError(`cannot cancel "${id}": give a run id (run_...) or a task id (tsk_...)`);
     }),
   );
   return server;
