@@ -10,6 +10,15 @@ export const MCP_CLIENT_INFO = { name: 'demiurge', version: '0.1.0' } as const;
 /** How long one tool call may run before its outcome is given up as unknown (progress resets the clock). */
 export const MCP_CALL_TIMEOUT_MS = 10 * 60_000;
 
+/** How an HTTP server's broken stream is retried before the connection counts as lost. */
+const HTTP_RECONNECTION = {
+  initialReconnectionDelay: 250,
+  maxReconnectionDelay: 1_000,
+  reconnectionDelayGrowFactor: 2,
+  maxRetries: 2,
+};
+const HTTP_GONE = /Maximum reconnection attempts|Failed to reconnect/;
+
 /** The last lines a stdio server wrote on stderr, kept to explain its crash. */
 const STDERR_TAIL_CHARS = 2_000;
 
@@ -47,7 +56,10 @@ export async function connectMcpServer(spec: McpServerSpec): Promise<McpConnecti
           cwd: spec.cwd,
           stderr: 'pipe',
         })
-      : new StreamableHTTPClientTransport(new URL(spec.url), { requestInit: { headers: { ...spec.headers } } });
+      : new StreamableHTTPClientTransport(new URL(spec.url), {
+          requestInit: { headers: { ...spec.headers } },
+          reconnectionOptions: HTTP_RECONNECTION,
+        });
   if (transport instanceof StdioClientTransport) {
     transport.stderr?.on('data', (chunk: Buffer) => {
       stderrTail = (stderrTail + chunk.toString()).slice(-STDERR_TAIL_CHARS);
@@ -66,6 +78,14 @@ export async function connectMcpServer(spec: McpServerSpec): Promise<McpConnecti
     if (closing || lostReason !== undefined) return;
     lostReason = reasonOf();
     lost?.(lostReason);
+  };
+  // An HTTP server that went away shows as a stream the SDK cannot reconnect: the connection is lost (calls in
+  // flight are answered "connection closed", so their outcome is unknown).
+  client.onerror = (error) => {
+    if (closing || lostReason !== undefined || !HTTP_GONE.test(error.message)) return;
+    lostReason = `its HTTP stream broke off: ${error.message}`;
+    lost?.(lostReason);
+    void client.close().catch(() => undefined);
   };
   const timeout = new AbortController();
   const timer = setTimeout(() => timeout.abort(), spec.startupTimeoutMs);
