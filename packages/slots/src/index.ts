@@ -16,7 +16,6 @@ export {
 } from './background-work.js';
 export { type BootstrapRecord, bootstrapRecord } from './bootstrap-record.js';
 export { loadCore } from './core-loader.js';
-export { MCP_SERVER_NAME_PATTERN, McpFile, McpServerEntry } from './mcp-schema.js';
 export { AgentFile, MODULE_EXTENSIONS, PipelinesFile, SLOT_ID_PATTERN, SlotFile } from './core-schema.js';
 export {
   createDeliveryIntents,
@@ -33,6 +32,7 @@ export {
   SlotRuleError,
   type YamlPath,
 } from './errors.js';
+export { MCP_SERVER_NAME_PATTERN, McpFile, McpServerEntry } from './mcp-schema.js';
 export { SLOTS_ACTOR, type SlotLogEntry } from './slot-invocation.js';
 export {
   createSlotModuleLoader,
