@@ -6,7 +6,6 @@ import {
   type OperatorAdapter,
 } from '@demiurge/delivery';
 import { type DamagedStoreError, type PollLoop, pollLoop } from '@demiurge/event-store';
-import type { McpServers } from '@demiurge/mcp';
 import { type DeliveryStatusEntry, deliveryStatusPrefix, outboxReader } from '@demiurge/projector-outbox';
 import { type RunView, runsReader } from '@demiurge/projector-runs';
 import type { ModelProvider } from '@demiurge/providers';
@@ -95,7 +94,7 @@ export class DemiurgeApp {
   readonly background: BackgroundWorkRuntime;
   readonly pushes$: Subject<OperatorPush>;
   /** The core's MCP tool servers; undefined when its `mcp.yaml` lists none. */
-  readonly mcp: McpServers | undefined;
+  readonly mcp: HostRuntime['mcp'];
   /**
    * Resolves if the store stops on damage met while the host runs (fail-stop): every later call is refused
    * with that error, so whoever runs the host should close it and stop (`demiurge serve` exits 1).
