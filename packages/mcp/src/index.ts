@@ -9,6 +9,7 @@ export {
 export { MCP_RESULT_MAX_CHARS, resultText } from './mcp-result.js';
 export {
   DEFAULT_MCP_BACKOFF,
+  MCP_RESTART_WAIT_MS,
   type McpBackoff,
   type McpLogger,
   type McpServerLiveStatus,

@@ -24,6 +24,9 @@ export interface McpBackoff {
   readonly stableMs: number;
 }
 
+/** How long a call waits for its restarting server before it fails (nothing sent). */
+export const MCP_RESTART_WAIT_MS = 60_000;
+
 export const DEFAULT_MCP_BACKOFF: McpBackoff = { baseMs: 500, maxMs: 30_000, stableMs: 5 * 60_000 };
 
 export interface McpServerSupervisorOptions {
@@ -147,7 +150,9 @@ export class McpServerSupervisor {
    * call waits for it to be back (nothing was sent yet), and fails without sending if it is given up or stopped.
    */
   async call(tool: string, qualified: string, args: Record<string, unknown>, signal: AbortSignal): Promise<ToolResult> {
-    if (!this.connection && !this.closed && this.state !== 'failed') await this.whileRestarting(signal);
+    if (!this.connection && !this.closed && this.state !== 'failed' && !signal.aborted) {
+      await this.whileRestarting(signal);
+    }
     const connection = this.connection;
     if (!connection) throw this.unavailable();
     let result: Awaited<ReturnType<McpConnection['callTool']>>;
@@ -180,20 +185,24 @@ export class McpServerSupervisor {
     return { output: text };
   }
 
-  /** Resolves when the server is up again, given up or stopped, or the call is cancelled. */
+  /** Resolves when the server is up again, given up or stopped, the call is cancelled, or after a minute. */
   private whileRestarting(signal: AbortSignal): Promise<void> {
     return new Promise((resolve) => {
       const done = () => {
+        clearTimeout(timer);
         signal.removeEventListener('abort', done);
+        this.waiters = this.waiters.filter((w) => w !== done);
         resolve();
       };
+      const timer = setTimeout(done, MCP_RESTART_WAIT_MS);
+      timer.unref?.();
       signal.addEventListener('abort', done, { once: true });
       this.waiters.push(done);
     });
   }
 
   private wake(): void {
-    for (const waiter of this.waiters.splice(0)) waiter();
+    for (const waiter of [...this.waiters]) waiter();
   }
 
   private unavailable(): McpServerUnavailableError {
