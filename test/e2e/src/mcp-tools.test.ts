@@ -111,4 +111,20 @@ describe('an Agent Core with MCP servers (server-filesystem, server-everything f
       ids[0]!.streamId,
     ]);
   }, 120_000);
+
+  it('a bad mcp.yaml stops the host with one line naming the file, the line and the problem; doctor says the same', async () => {
+    writeMcpHome(home.path, { script: [] });
+    writeFileSync(
+      join(home.path, 'core', 'mcp.yaml'),
+      'schema_version: 1\nservers:\n  fs:\n    command: node\n    argv: [x]\n',
+    );
+    const run = await demiurge(['run', 'hello', '--home', home.path]);
+    expect(run.code).toBe(2);
+    expect(run.stderr.trim()).toMatch(
+      /^demiurge: .*core\/mcp\.yaml:5: unknown key "argv" in servers\.fs; allowed: command, args, env, cwd, url, headers/,
+    );
+    expect(run.stderr).not.toMatch(/unexpected error|\n\s+at /);
+    const doctor = await demiurge(['doctor', '--home', home.path]);
+    expect(doctor.stdout).toMatch(/core.*does not load: .*mcp\.yaml:5: unknown key "argv"/);
+  }, 60_000);
 });
