@@ -271,7 +271,14 @@ export class McpServerSupervisor {
       attempt: this.attempt,
     });
     connection.onLost((reason) => this.lost(connection, reason));
-    if (fresh.length > 0) this.options.onNewTools(fresh);
+    try {
+      if (fresh.length > 0) this.options.onNewTools(fresh);
+    } catch (err) {
+      this.options.logger.error(`MCP server ${this.name}: its tools could not be offered: ${(err as Error).message}`, {
+        server: this.name,
+        error: err,
+      });
+    }
     this.wake();
   }
 
@@ -315,10 +322,12 @@ export class McpServerSupervisor {
 
   /** Appends events to this server's stream, checked by its machine, one write at a time. */
   private record(events: NewEvent<McpServerEventType>[]): Promise<void> {
-    const write = this.writes.then(async () => {
-      const checked = checkEvents(mcpServerLifecycle, this.state, events, this.mcpServerId);
-      if (checked.length === 0) return;
+    this.writes = this.writes.then(async () => {
+      // Never rejects: a refused transition or a failed append (a closed or damaged store) is logged, and the
+      // server's recorded state stays what the log says.
       try {
+        const checked = checkEvents(mcpServerLifecycle, this.state, events, this.mcpServerId);
+        if (checked.length === 0) return;
         await this.options.store.append(
           {
             streamType: mcpServerLifecycle.streamType,
@@ -328,20 +337,15 @@ export class McpServerSupervisor {
           },
           { meta: { actor: SYSTEM_ACTOR } },
         );
+        this.version += checked.length;
+        this.state = checked.reduce((s, e) => mcpServerLifecycle.evolve(s, e, this.mcpServerId), this.state);
       } catch (err) {
         this.options.logger.error(
-          `MCP server ${this.name}: could not record ${checked.map((e) => e.type).join(', ')}`,
-          {
-            server: this.name,
-            error: err,
-          },
+          `MCP server ${this.name}: could not record ${events.map((e) => e.type).join(', ')}: ${(err as Error).message}`,
+          { server: this.name, error: err },
         );
-        return;
       }
-      this.version += checked.length;
-      this.state = checked.reduce((s, e) => mcpServerLifecycle.evolve(s, e, this.mcpServerId), this.state);
     });
-    this.writes = write.catch(() => undefined);
-    return write;
+    return this.writes;
   }
 }
