@@ -27,6 +27,8 @@ async function captured(run: (io: CommandIo) => Promise<unknown>): Promise<unkno
 export async function mcpCommand(paths: HomePaths, flags: HostFlags, _io: CommandIo): Promise<ExitCode> {
   const home = paths.home;
   const json = { home, json: true } as const;
+  // Stdout carries the protocol only: anything that logs with console (a slot module of the core) goes to stderr.
+  console.log = console.info = console.debug = console.error;
   await serveRuntimeMcpStdio(
     {
       async submitMessage({ text, sessionId, plan }) {
