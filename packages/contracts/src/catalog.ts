@@ -1,5 +1,6 @@
 import { approvalEvents } from './events/approval.events.js';
 import { deliveryEvents } from './events/delivery.events.js';
+import { mcpServerEvents } from './events/mcp-server.events.js';
 import { runEvents } from './events/run.events.js';
 import { scheduleInstanceEvents } from './events/schedule.events.js';
 import { sessionEvents } from './events/session.events.js';
@@ -27,6 +28,7 @@ export const domainEventDefinitions = [
   ...scheduleInstanceEvents,
   ...approvalEvents,
   ...slotEvents,
+  ...mcpServerEvents,
 ] as const;
 
 /** The registry of every domain event, the default for stores. */

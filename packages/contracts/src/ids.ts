@@ -22,6 +22,7 @@ export const IdPrefix = {
   scheduleInstance: 'sci',
   approval: 'apr',
   slotRun: 'slr',
+  mcpServer: 'mcs',
 } as const;
 export type IdPrefix = (typeof IdPrefix)[keyof typeof IdPrefix];
 

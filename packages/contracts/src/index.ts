@@ -46,6 +46,17 @@ export {
   deliveryEvents,
 } from './events/delivery.events.js';
 export {
+  McpServerCrashed,
+  McpServerFailed,
+  McpServerId,
+  McpServerStarted,
+  McpServerStarting,
+  McpServerStopped,
+  McpToolListing,
+  McpTransport,
+  mcpServerEvents,
+} from './events/mcp-server.events.js';
+export {
   RunArchived,
   RunBlocked,
   RunCancelled,

@@ -80,6 +80,12 @@ export {
   deliveryLifecycle,
   deliveryMachine,
 } from './machines/delivery.machine.js';
+export {
+  type McpServerEventType,
+  type McpServerState,
+  mcpServerLifecycle,
+  mcpServerMachine,
+} from './machines/mcp-server.machine.js';
 export { type RunEventType, type RunState, runLifecycle, runMachine } from './machines/run.machine.js';
 export {
   type ScheduleInstanceEventType,

@@ -1,6 +1,7 @@
 import type { Lifecycle } from './define-lifecycle.js';
 import { approvalLifecycle } from './machines/approval.machine.js';
 import { deliveryLifecycle } from './machines/delivery.machine.js';
+import { mcpServerLifecycle } from './machines/mcp-server.machine.js';
 import { runLifecycle } from './machines/run.machine.js';
 import { scheduleInstanceLifecycle } from './machines/schedule-instance.machine.js';
 import { sessionLifecycle } from './machines/session.machine.js';
@@ -26,6 +27,7 @@ export const lifecycles = [
   scheduleInstanceLifecycle,
   approvalLifecycle,
   slotLifecycle,
+  mcpServerLifecycle,
 ] as const satisfies readonly Lifecycle[];
 
 const byStreamType = new Map<string, Lifecycle>(lifecycles.map((lifecycle) => [lifecycle.streamType, lifecycle]));

@@ -21,6 +21,7 @@ export const AGGREGATE_IDS: Readonly<Record<string, string>> = {
   schedule_instance: 'sci_01JD5Y7Q6N0000000000000001',
   approval: 'apr_01JD5Y7Q6N0000000000000001',
   slot_run: 'slr_01JD5Y7Q6N0000000000000001',
+  mcp_server: 'mcs_01JD5Y7Q6N0000000000000001',
 };
 
 const ID_FIELD: Readonly<Record<string, string>> = {
@@ -34,6 +35,7 @@ const ID_FIELD: Readonly<Record<string, string>> = {
   schedule_instance: 'scheduleInstanceId',
   approval: 'approvalId',
   slot_run: 'slotRunId',
+  mcp_server: 'mcpServerId',
 };
 
 const EXTRA: Readonly<Record<string, object>> = {
@@ -120,6 +122,11 @@ const EXTRA: Readonly<Record<string, object>> = {
   'slot.timed_out': { timeoutSeconds: 5, policy: 'hard' },
   'task.process_started': { spawnId: 'spn-1', host: 'h1', pid: 42, pgid: 42, platform: 'linux' },
   'task.artifact_recorded': { artifactId: 'art-1', name: 'stdout', path: '/tmp/x', bytes: 3 },
+  'mcp.server_starting': { server: 'fs', coreId: 'default', host: 'h1', transport: 'stdio', target: 'node fs.js' },
+  'mcp.server_started': { attempt: 1, pid: 42, tools: [{ name: 'fs__read_file', tool: 'read_file', readOnly: true }] },
+  'mcp.server_crashed': { reason: 'exited with code 1', nextAttempt: 2, restartInMs: 500 },
+  'mcp.server_failed': { reason: 'exited with code 1', attempts: 5 },
+  'mcp.server_stopped': { reason: 'the host closed' },
   'approval.requested': { sessionId: SES, action: 'fs.write', reason: 'plan mode' },
 };
 

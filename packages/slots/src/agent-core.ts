@@ -59,6 +59,29 @@ export interface AgentCore {
   readonly pipelines: Pipelines;
   /** Every slot the pipelines list, by id. */
   readonly slots: ReadonlyMap<string, SlotSpec>;
+  /** The MCP tool servers of `mcp.yaml`, in file order (none without the file). */
+  readonly mcpServers: readonly McpServerSpec[];
   /** A sha-256 over the core's YAML files and slot modules: changes whenever any of them does. */
   readonly revision: string;
 }
+
+/**
+ * One MCP tool server of a core (`mcp.yaml`): how the host reaches it and how hard it tries to keep it up.
+ * A stdio server is a child process (`command`, `args`, `env` added to a minimal environment, `cwd` relative
+ * to the core directory); an http server is a streamable HTTP `url`.
+ */
+export type McpServerSpec = {
+  readonly name: string;
+  readonly startupTimeoutMs: number;
+  /** Restarts after crashes before the host gives the server up (`mcp.server_failed`). */
+  readonly maxRestarts: number;
+} & (
+  | {
+      readonly transport: 'stdio';
+      readonly command: string;
+      readonly args: readonly string[];
+      readonly env: Readonly<Record<string, string>>;
+      readonly cwd: string;
+    }
+  | { readonly transport: 'http'; readonly url: string; readonly headers: Readonly<Record<string, string>> }
+);

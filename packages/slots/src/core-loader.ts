@@ -2,9 +2,10 @@ import { createHash } from 'node:crypto';
 import { readdir, readFile, realpath, stat } from 'node:fs/promises';
 import { extname, join, relative, resolve } from 'node:path';
 import { SlotPhase } from '@demiurge/contracts';
-import type { AgentCore, SlotMode, SlotSpec } from './agent-core.js';
+import type { AgentCore, McpServerSpec, SlotMode, SlotSpec } from './agent-core.js';
 import { AgentFile, MODULE_EXTENSIONS, PipelinesFile, SLOT_ID_PATTERN, SlotFile } from './core-schema.js';
 import { CoreLoadError } from './errors.js';
+import { McpFile } from './mcp-schema.js';
 import { escapes, isInside } from './paths.js';
 import { parseYamlFile, readYamlFile, type YamlFile } from './yaml-file.js';
 
@@ -66,6 +67,8 @@ export async function loadCore(dir: string): Promise<AgentCore> {
     slots.set(ref.id, spec);
     hashed.push(...files);
   }
+  const mcp = await loadMcpServers(given, root);
+  if (mcp) hashed.push(['mcp.yaml', mcp.text]);
   const revision = createHash('sha256');
   for (const [name, text] of hashed.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
     revision.update(name).update('\0').update(text).update('\0');
@@ -81,8 +84,37 @@ export async function loadCore(dir: string): Promise<AgentCore> {
     limits: { stepBudget: agent.limits.step_budget, maxDelegationDepth: agent.limits.max_delegation_depth },
     pipelines,
     slots,
+    mcpServers: mcp?.servers ?? [],
     revision: revision.digest('hex'),
   };
+}
+
+/** `mcp.yaml` (optional): the core's MCP servers, validated like the other core files; undefined without one. */
+async function loadMcpServers(
+  given: string,
+  root: string,
+): Promise<{ text: string; servers: McpServerSpec[] } | undefined> {
+  const file = join(given, 'mcp.yaml');
+  if (!(await isFile(file))) return undefined;
+  const yaml = await readYamlFile(file);
+  const parsed = parseYamlFile(yaml, McpFile);
+  const servers = Object.entries(parsed.servers).map(([name, entry]): McpServerSpec => {
+    const common = {
+      name,
+      startupTimeoutMs: Math.round(entry.startup_timeout_seconds * 1000),
+      maxRestarts: entry.max_restarts,
+    };
+    if (entry.url !== undefined) return { ...common, transport: 'http', url: entry.url, headers: entry.headers };
+    return {
+      ...common,
+      transport: 'stdio',
+      command: entry.command!,
+      args: entry.args,
+      env: entry.env,
+      cwd: resolve(root, entry.cwd ?? '.'),
+    };
+  });
+  return { text: yaml.text, servers };
 }
 
 async function coreRoot(given: string): Promise<string> {

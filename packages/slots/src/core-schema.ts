@@ -57,6 +57,7 @@ export function knownKeysAt(schema: z.ZodType, path: readonly PropertyKey[]): st
     if (segment === undefined) break;
     if (node instanceof z.ZodObject) node = node.shape[String(segment)] as z.ZodType | undefined;
     else if (node instanceof z.ZodArray) node = node.element as z.ZodType;
+    else if (node instanceof z.ZodRecord) node = node.valueType as z.ZodType;
     else return [];
   }
   return node instanceof z.ZodObject ? Object.keys(node.shape) : [];

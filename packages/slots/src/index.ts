@@ -1,4 +1,12 @@
-export type { AgentCore, CoreLimits, FailurePolicy, Pipelines, SlotMode, SlotSpec } from './agent-core.js';
+export type {
+  AgentCore,
+  CoreLimits,
+  FailurePolicy,
+  McpServerSpec,
+  Pipelines,
+  SlotMode,
+  SlotSpec,
+} from './agent-core.js';
 export {
   type BackgroundFailure,
   type BackgroundItem,
@@ -24,6 +32,7 @@ export {
   SlotRuleError,
   type YamlPath,
 } from './errors.js';
+export { MCP_SERVER_NAME_PATTERN, McpFile, McpServerEntry } from './mcp-schema.js';
 export { SLOTS_ACTOR, type SlotLogEntry } from './slot-invocation.js';
 export {
   createSlotModuleLoader,

@@ -39,7 +39,7 @@ export class ToolRegistry {
     return [...this.tools.values()].map((tool) => ({
       name: tool.name,
       description: tool.description,
-      parameters: { ...z.toJSONSchema(tool.input, { io: 'input', unrepresentable: 'any' }) },
+      parameters: { ...(tool.parameters ?? z.toJSONSchema(tool.input, { io: 'input', unrepresentable: 'any' })) },
     }));
   }
 }

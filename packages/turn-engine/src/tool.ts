@@ -52,6 +52,11 @@ export interface ToolDefinition<I = any> {
   readonly input: z.ZodType<I>;
   readonly effect: EffectClass;
   readonly idempotent: boolean;
+  /**
+   * The JSON Schema the model is shown instead of `input`'s (a tool whose schema comes from elsewhere, such as
+   * an MCP server's: `input` then only checks the arguments are an object, the server validates the rest).
+   */
+  readonly parameters?: Readonly<Record<string, unknown>>;
   /** Optional finer policy: e.g. `shell` reports a read-only command as `read`. Defaults to `effect`. */
   effectOf?(input: I): EffectClass;
   run(input: I, ctx: ToolContext): Promise<ToolResult>;

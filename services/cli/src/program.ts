@@ -6,6 +6,7 @@ import { registerEvents } from './commands/events.command.js';
 import { registerHost } from './commands/host.command.js';
 import { registerInit } from './commands/init.command.js';
 import { registerLogTransfer } from './commands/log-transfer.command.js';
+import { registerMcp } from './commands/mcp.command.js';
 import { registerRebuild } from './commands/rebuild.command.js';
 import { registerRuns } from './commands/runs.command.js';
 import { registerSessions } from './commands/sessions.command.js';
@@ -57,6 +58,7 @@ function buildProgram(ctx: CommandContext): Command {
   registerHost(program, ctx);
   registerApprovals(program, ctx);
   registerTui(program, ctx);
+  registerMcp(program, ctx);
 
   program
     .command('demo')

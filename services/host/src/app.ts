@@ -93,6 +93,8 @@ export class DemiurgeApp {
   readonly scheduler: SchedulerRuntime;
   readonly background: BackgroundWorkRuntime;
   readonly pushes$: Subject<OperatorPush>;
+  /** The core's MCP tool servers; undefined when its `mcp.yaml` lists none. */
+  readonly mcp: HostRuntime['mcp'];
   /**
    * Resolves if the store stops on damage met while the host runs (fail-stop): every later call is refused
    * with that error, so whoever runs the host should close it and stop (`demiurge serve` exits 1).
@@ -126,6 +128,7 @@ export class DemiurgeApp {
     this.scheduler = parts.scheduler;
     this.background = parts.background;
     this.pushes$ = parts.pushes$;
+    this.mcp = parts.mcp;
     this.damaged = firstValueFrom(parts.damaged$);
     this.damaged.catch(() => undefined);
   }
@@ -144,6 +147,7 @@ export class DemiurgeApp {
       if (options.background ?? true) app.startLoops(options.completionTurns ?? true);
       return app;
     } catch (err) {
+      await parts.mcp?.close('the host failed to start');
       await parts.store.close();
       throw err;
     }
@@ -271,6 +275,8 @@ export class DemiurgeApp {
       if (this.dispatcherLoop) await this.dispatcherLoop.close().catch(() => undefined);
       this.closePhase = 'draining background work (parallel slots)';
       await this.background.drain(5_000);
+      this.closePhase = 'stopping MCP servers';
+      await this.mcp?.close();
       this.pushes$.complete();
       this.closePhase = 'closing the store';
       await this.store.close();

@@ -4,6 +4,7 @@ import type { ToolCallEventType } from '@demiurge/lifecycle';
 import type { z } from 'zod';
 import { planModeDecision } from '../policy.js';
 import type { EffectClass, ToolDefinition } from '../tool.js';
+import { ToolOutcomeUnknownError } from '../tools/errors.js';
 import { decideToolCall } from '../turn.decider.js';
 import { callFacts, type ToolCallRecord } from '../turn-state.js';
 import { askApproval } from './approval-wait.js';
@@ -134,18 +135,20 @@ export async function dispatchCall(deps: EngineDeps, exec: TurnExecution, call: 
   } catch (err) {
     events = signal.aborted
       ? [{ type: 'tool_call.cancelled', data: { toolCallId, reason: 'the run was cancelled while the call ran' } }]
-      : [
-          {
-            type: 'tool_call.failed',
-            data: {
-              toolCallId,
-              error: {
-                code: err instanceof DemiurgeError ? err.code : ErrorCode.ToolFailed,
-                message: (err as Error).message || String(err),
+      : err instanceof ToolOutcomeUnknownError
+        ? [{ type: 'tool_call.unknown', data: { toolCallId, reason: err.reason } }]
+        : [
+            {
+              type: 'tool_call.failed',
+              data: {
+                toolCallId,
+                error: {
+                  code: err instanceof DemiurgeError ? err.code : ErrorCode.ToolFailed,
+                  message: (err as Error).message || String(err),
+                },
               },
             },
-          },
-        ];
+          ];
   }
   // The outcome is recorded even when the run is cancelling: settling in-flight calls is the cancel contract.
   await exec.write(

@@ -77,6 +77,29 @@ export class ToolCancelledError extends DemiurgeError {
   }
 }
 
+/**
+ * The tool started its effect and lost sight of it before an outcome came back (an MCP server that crashed
+ * mid-call): it may or may not have taken effect. The engine records the call `unknown` (never `failed`, never
+ * re-run); only an operator or a reconciler resolves it.
+ *
+ * @example
+ * ```ts
+ * transport.onclose = () => reject(new ToolOutcomeUnknownError('fs__write_file', 'the MCP server fs exited'));
+ * ```
+ */
+export class ToolOutcomeUnknownError extends DemiurgeError {
+  override readonly name = 'ToolOutcomeUnknownError';
+  readonly code = ErrorCode.ToolFailed;
+  constructor(
+    readonly tool: string,
+    /** Why the outcome is unknown, recorded on `tool_call.unknown`. */
+    readonly reason: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`${tool}: outcome unknown: ${reason}`, options);
+  }
+}
+
 /** Throws {@link ToolCancelledError} when `signal` is already aborted. */
 export function throwIfCancelled(signal: AbortSignal, tool: string): void {
   if (signal.aborted) throw new ToolCancelledError(tool, { cause: signal.reason });

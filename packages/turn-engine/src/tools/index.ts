@@ -7,6 +7,7 @@ export {
   ToolCancelledError,
   ToolFailedError,
   type ToolFailureReason,
+  ToolOutcomeUnknownError,
   throwIfCancelled,
   WorkspaceEscapeError,
 } from './errors.js';

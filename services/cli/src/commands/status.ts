@@ -8,6 +8,7 @@ import {
   type ScheduleOverview,
   scheduleOverview,
 } from '@demiurge/host';
+import { type McpServerStatus, mcpServerStatus } from '@demiurge/mcp';
 import { type NeedsOperatorEntry, operatorStatusReader } from '@demiurge/projector-operator-status';
 import { type ApprovalEntry, type LiveRunEntry, runsReader } from '@demiurge/projector-runs';
 import { sessionsReader } from '@demiurge/projector-sessions';
@@ -52,6 +53,8 @@ export interface StatusReport {
   readonly lastError: OperatorStatus['lastError'];
   /** The core's schedules: next fires and the latest past ones; invalid schedule files as errors. */
   readonly schedules: { readonly schedules: readonly ScheduleOverview[]; readonly errors: readonly string[] };
+  /** The MCP servers of the core (`mcp.yaml`) as the host that ran each last reported it: state, restarts, tools. */
+  readonly mcpServers: readonly McpServerStatus[];
 }
 
 /** `work/<kind>/<status>` keys → kind → status → count (a kind may contain dots, never a slash). */
@@ -128,6 +131,7 @@ export async function statusCommand(paths: HomePaths, options: { json: boolean }
       needsOperator: operator.needsOperator,
       lastError: operator.lastError,
       schedules: await scheduleOverview(store, config.core ?? DEFAULT_CORE_DIR, now),
+      mcpServers: await mcpServerStatus(store),
     };
   } finally {
     await store.close();
@@ -183,6 +187,15 @@ export function renderStatus(r: StatusReport, now: number): string[] {
     lines.push(`  ${s.scheduleId}  ${s.cron} ${s.timezone}  next: ${next}  past: ${past}`);
   }
   for (const e of r.schedules.errors) lines.push(`  invalid: ${e}`);
+  if (r.mcpServers.length > 0)
+    lines.push(`mcp       ${r.mcpServers.length} server${r.mcpServers.length === 1 ? '' : 's'}`);
+  for (const m of r.mcpServers) {
+    const restarts = m.crashes === 0 ? 'no crashes' : `${m.crashes} crash${m.crashes === 1 ? '' : 'es'}`;
+    const last = m.lastReason ? `  last: ${shorten(m.lastReason, 60)}` : '';
+    lines.push(
+      `  ${m.server}  [${m.state}]  ${m.transport} ${shorten(m.target, 40)}  ${m.tools} tools, ${restarts}${last}`,
+    );
+  }
   lines.push(`tasks     ${counts(r.tasks)}`);
   const work = Object.entries(r.work).sort(([a], [b]) => a.localeCompare(b));
   lines.push(`work      ${work.length === 0 ? 'none' : ''}`.trimEnd());

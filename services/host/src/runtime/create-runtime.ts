@@ -9,6 +9,7 @@ import {
   type OperatorAdapter,
 } from '@demiurge/delivery';
 import type { DamagedStoreError } from '@demiurge/event-store';
+import type { McpServers } from '@demiurge/mcp';
 import type { ModelProvider } from '@demiurge/providers';
 import { SchedulerRuntime } from '@demiurge/scheduler';
 import { type AgentCore, BackgroundWorkRuntime, loadCore } from '@demiurge/slots';
@@ -73,6 +74,8 @@ export interface HostRuntime {
   readonly pushes$: Subject<OperatorPush>;
   /** Emits once if the store stops on damage met in use (fail-stop): the host must stop. */
   readonly damaged$: Subject<DamagedStoreError>;
+  /** The core's MCP tool servers (`mcp.yaml`), started, their tools registered; undefined when it lists none. */
+  readonly mcp: McpServers | undefined;
 }
 
 /**
@@ -101,6 +104,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<HostRuntim
     ids: options.ids ?? createIdGenerator(localClock),
     onDamaged: (error) => damaged$.next(error),
   });
+  let mcp: McpServers | undefined;
   try {
     // Several hosts on one PostgreSQL database judge leases and due times by the server's clock
     // (docs/postgres.md, "The database clock"); a host on SQLite has only its own.
@@ -146,6 +150,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<HostRuntim
         output: (turn) => slotHooks!.output!(turn),
       },
     });
+    mcp = await startMcpServers({ store, clock, ids, owner, core, turns, logger });
     slotHooks = createSlotHooks({
       store,
       clock,
@@ -239,11 +244,47 @@ export async function createRuntime(options: RuntimeOptions): Promise<HostRuntim
       operatorAdapter,
       webhook,
       pushes$,
+      mcp,
     };
   } catch (err) {
+    await mcp?.close('the host failed to start');
     await store.close();
     throw err;
   }
+}
+
+/**
+ * Starts the core's MCP servers (`mcp.yaml`) before any turn or recovery runs, so a resumed run finds their
+ * tools; each tool is registered as `<server>__<tool>` (a server that comes up later, or lists a new tool on a
+ * restart, adds its tools then). The SDK is loaded only for a core that lists servers.
+ */
+async function startMcpServers(deps: {
+  store: HostStore;
+  clock: Clock;
+  ids: IdGenerator;
+  owner: string;
+  core: AgentCore;
+  turns: TurnRuntime;
+  logger: Logger;
+}): Promise<McpServers | undefined> {
+  const { core, turns } = deps;
+  if (core.mcpServers.length === 0) return undefined;
+  const { McpServers } = await import('@demiurge/mcp');
+  const mcp = new McpServers({
+    store: deps.store,
+    clock: deps.clock,
+    ids: deps.ids,
+    host: deps.owner,
+    coreId: core.id,
+    servers: core.mcpServers,
+    logger: deps.logger,
+    isHostAlive,
+  });
+  mcp.onNewTools((tools) => {
+    for (const tool of tools) if (!turns.tools.get(tool.name)) turns.tools.register(tool);
+  });
+  await mcp.start();
+  return mcp;
 }
 
 /** The scheduler: a fire resolves its own session (one per fire key) and runs one turn in it. */
