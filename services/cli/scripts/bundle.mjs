@@ -225,12 +225,13 @@ const runtimeFile = Object.keys(runtime.metafile.outputs)
   ?.replace(/^.*[\\/]/, '');
 if (!runtimeFile) throw new Error('bundle: esbuild wrote no runtime file');
 // The runtime's own `import()` calls (slot modules, esbuild) go through the loader (`__demiurgeImport`, see
-// runtime-loader.mjs). Each must be an `await import(` of code: anything else stops the build to be looked at.
+// runtime-loader.mjs). Each must be an `await import(` of code (`import(` in backquotes is a comment
+// of a readable build): anything else stops the build to be looked at.
 const runtimePath = join(outdir, runtimeFile);
 const runtimeText = readFileSync(runtimePath, 'utf8');
-const imports = runtimeText.match(/(?<![\w$.])import\(/g)?.length ?? 0;
+const imports = runtimeText.match(/(?<![\w$.`])import\(/g)?.length ?? 0;
 const rewritten = runtimeText.replace(/(?<=\bawait )import\(/g, '__demiurgeImport(');
-const left = rewritten.match(/(?<![\w$.])import\(/g)?.length ?? 0;
+const left = rewritten.match(/(?<![\w$.`])import\(/g)?.length ?? 0;
 if (left > 0) throw new Error(`bundle: ${left} of ${imports} import( in ${runtimeFile} are not \`await import(\``);
 writeFileSync(runtimePath, rewritten);
 copyFileSync(join(root, 'scripts', 'runtime-loader.mjs'), join(outdir, 'runtime-loader.js'));
