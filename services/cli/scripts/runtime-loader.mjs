@@ -8,7 +8,8 @@
 // made it, the Node version and the process's Node options. A missing or rejected cache is written once, when
 // the process exits (or 2 s after the runtime loaded, for a host that keeps serving), from what that run
 // compiled. DEMIURGE_CODE_CACHE: unset → `code-cache/` beside this file; `off` → no cache; else a directory.
-// See docs/performance.md#start-up.
+// DEMIURGE_CODE_CACHE_REPORT=1 prints `code cache used|none|rejected|off` on stderr. See
+// docs/performance.md#the-runtime-file-and-v8s-code-cache.
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import nodeModule from 'node:module';
 import { dirname, join } from 'node:path';
