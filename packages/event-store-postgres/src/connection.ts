@@ -1,31 +1,10 @@
 import { createHash } from 'node:crypto';
-import { DemiurgeError, ErrorCode } from '@demiurge/contracts';
 import pg from 'pg';
+import { redactUrl, StoreUnavailableError } from './store-unavailable.js';
 
-/** The PostgreSQL server cannot be reached, or refused the login. One line, naming the server (never the password). */
-export class StoreUnavailableError extends DemiurgeError {
-  override readonly name = 'StoreUnavailableError';
-  readonly code = ErrorCode.StoreUnavailable;
-  constructor(
-    /** The server and database, without the password: `postgres://user@host:port/db`. */
-    readonly where: string,
-    readonly reason: string,
-    options?: { cause?: unknown },
-  ) {
-    super(`cannot open the event store at ${where}: ${reason}`, options);
-  }
-}
-
-/** The URL without its password, for messages and logs. */
-export function redactUrl(url: string): string {
-  try {
-    const parsed = new URL(url);
-    parsed.password = '';
-    return parsed.toString().replace(/\?.*$/, '');
-  } catch {
-    return 'postgres://(unparseable url)';
-  }
-}
+// The error and the redaction live apart from the driver: a process that only names a PostgreSQL store (or
+// converts its errors) does not load `pg`.
+export { redactUrl, StoreUnavailableError };
 
 // bigint columns (positions) come back as numbers: positions stay far below 2^53.
 const INT8 = 20;

@@ -1,4 +1,3 @@
-export { redactUrl, StoreUnavailableError } from './connection.js';
 export {
   createDatabaseClock,
   type DatabaseClock,
@@ -17,3 +16,4 @@ export { migrations, SCHEMA_VERSION } from './migrations.js';
 export { openPostgresEventStore } from './postgres-event-store.js';
 export { openPostgresLogAdmin } from './postgres-log-admin.js';
 export type { PostgresEventStore, PostgresEventStoreOptions } from './postgres-store-options.js';
+export { redactUrl, StoreUnavailableError } from './store-unavailable.js';

@@ -1,11 +1,14 @@
 #!/usr/bin/env node
-// Bundles the compiled CLI (dist/main.js, after tsc) with esbuild into dist/bundle/: `main.js` holds commander
-// and the command definitions; each command's implementation, loaded with `import()` when it runs, is a chunk
-// of its own with the workspace code and libraries it uses, so `--help` loads one small file and `status`
-// loads what a read needs, not the host. dist/bin.js (tsc's, which imports ./main.js) is replaced by a small
-// entry that imports the bundle; running tsc again restores the unbundled entry. BUNDLE_META=<file> writes
-// esbuild's metafile (what each chunk holds). See docs/performance.md#start-up.
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+// Bundles the compiled CLI (dist/main.js, after tsc) with esbuild into dist/bundle/: `main.js` (an ES module)
+// holds commander and the command definitions, so `--help` loads one small file; every module it loads with
+// `import()` when a command runs (each command's implementation, the error conversion) is in `runtime-<hash>.cjs`,
+// one CommonJS file whose modules initialise on first use, so `status` evaluates what a read needs, not the
+// host. runtime-loader.js (scripts/runtime-loader.mjs) compiles that file with V8's code cache. dist/bin.js
+// (tsc's, which imports ./main.js) is replaced by a small entry that imports the bundle; running tsc again
+// restores the unbundled entry. BUNDLE_META=<file> writes esbuild's metafile (what each file holds);
+// BUNDLE_READABLE=1 keeps whitespace (for profiles: esbuild names each module in a comment and each lazily
+// initialised module's function after its path). See docs/performance.md#start-up.
+import { copyFileSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, relative } from 'node:path';
 import { build } from 'esbuild';
@@ -142,30 +145,108 @@ const workspace = {
   },
 };
 
-rmSync(outdir, { recursive: true, force: true });
-const result = await build({
-  entryPoints: { main: join(dist, 'main.js') },
-  outdir,
-  entryNames: '[name]',
-  chunkNames: '[name]-[hash]',
+/**
+ * The main build's dynamic imports of workspace code (each command's implementation, the error conversion)
+ * become calls of the runtime loader: `import("demiurge-runtime:<key>")` in the output, replaced below.
+ */
+const runtimeModules = new Map();
+const toRuntime = {
+  name: 'demiurge-runtime',
+  setup(b) {
+    b.onResolve({ filter: /.*/ }, async (args) => {
+      if (args.kind !== 'dynamic-import' || args.pluginData === 'resolving') return undefined;
+      const found = await b.resolve(args.path, {
+        kind: args.kind,
+        resolveDir: args.resolveDir,
+        importer: args.importer,
+        pluginData: 'resolving',
+      });
+      if (found.errors.length > 0) return { errors: found.errors };
+      if (!isWorkspaceFile(found.path)) return found;
+      const key = relative(dist, found.path).split('\\').join('/');
+      runtimeModules.set(key, found.path);
+      return { path: `demiurge-runtime:${key}`, external: true };
+    });
+  },
+};
+
+const common = {
   bundle: true,
-  splitting: true,
-  format: 'esm',
   platform: 'node',
   target: 'node20',
   // Whitespace and syntax only: names stay readable in stack traces (DEMIURGE_DEBUG) and error logs.
-  minifyWhitespace: true,
+  minifyWhitespace: !process.env.BUNDLE_READABLE,
   minifySyntax: true,
   sourcemap: 'linked',
   legalComments: 'none',
   logLevel: 'warning',
+  metafile: true,
+};
+
+rmSync(outdir, { recursive: true, force: true });
+// main.js: commander and the command definitions, an ES module Node loads itself (what `--help` loads).
+const main = await build({
+  ...common,
+  entryPoints: { main: join(dist, 'main.js') },
+  outdir,
+  format: 'esm',
   // CommonJS libraries in an ES module bundle call require() for Node built-ins.
   banner: {
     js: "import { createRequire as __demiurgeRequire } from 'node:module'; const require = __demiurgeRequire(import.meta.url);",
   },
-  plugins: [workspace],
-  metafile: !!process.env.BUNDLE_META,
+  plugins: [toRuntime, workspace],
 });
+
+// runtime-<hash>.cjs: every module main.js loads on use, and what they import, in one CommonJS file whose
+// modules initialise on their first import() (esbuild wraps each lazily loaded module). One file, so that
+// runtime-loader.js can compile it with V8's code cache (Node 20 has none for ES modules); CommonJS run in
+// strict mode, as the ES modules it is made of.
+const entry = [...runtimeModules]
+  .map(([key, file]) => `  ${JSON.stringify(key)}: () => import(${JSON.stringify(file)}),`)
+  .join('\n');
+const runtime = await build({
+  ...common,
+  stdin: {
+    contents: `export const modules = {\n${entry}\n};\n`,
+    resolveDir: dist,
+    sourcefile: 'runtime-entry.js',
+    loader: 'js',
+  },
+  outdir,
+  entryNames: 'runtime-[hash]',
+  outExtension: { '.js': '.cjs' },
+  format: 'cjs',
+  banner: { js: "'use strict';" },
+  define: { 'import.meta.dirname': '__dirname' },
+  plugins: [workspace],
+});
+const runtimeFile = Object.keys(runtime.metafile.outputs)
+  .find((file) => file.endsWith('.cjs'))
+  ?.replace(/^.*[\\/]/, '');
+if (!runtimeFile) throw new Error('bundle: esbuild wrote no runtime file');
+// The runtime's own `import()` calls (slot modules, esbuild) go through the loader (`__demiurgeImport`, see
+// runtime-loader.mjs). Each must be an `await import(` of code (`import(` in backquotes is a comment
+// of a readable build): anything else stops the build to be looked at.
+const runtimePath = join(outdir, runtimeFile);
+const runtimeText = readFileSync(runtimePath, 'utf8');
+const imports = runtimeText.match(/(?<![\w$.`])import\(/g)?.length ?? 0;
+const rewritten = runtimeText.replace(/(?<=\bawait )import\(/g, '__demiurgeImport(');
+const left = rewritten.match(/(?<![\w$.`])import\(/g)?.length ?? 0;
+if (left > 0) throw new Error(`bundle: ${left} of ${imports} import( in ${runtimeFile} are not \`await import(\``);
+writeFileSync(runtimePath, rewritten);
+copyFileSync(join(root, 'scripts', 'runtime-loader.mjs'), join(outdir, 'runtime-loader.js'));
+const mainFile = join(outdir, 'main.js');
+let replaced = 0;
+const mainText = readFileSync(mainFile, 'utf8').replace(/\bimport\("demiurge-runtime:([^"]+)"\)/g, (_, key) => {
+  replaced++;
+  return `__demiurgeRuntime(${JSON.stringify(runtimeFile)}, ${JSON.stringify(key)})`;
+});
+if (replaced === 0 || mainText.includes('demiurge-runtime:')) {
+  throw new Error(
+    `bundle: ${replaced} runtime imports replaced in main.js, some left: rebuild with BUNDLE_READABLE=1 to see`,
+  );
+}
+writeFileSync(mainFile, `import { loadRuntime as __demiurgeRuntime } from './runtime-loader.js';\n${mainText}`);
 writeFileSync(
   join(dist, 'bin.js'),
   [
@@ -179,4 +260,8 @@ writeFileSync(
     '',
   ].join('\n'),
 );
-if (process.env.BUNDLE_META) writeFileSync(process.env.BUNDLE_META, JSON.stringify(result.metafile));
+if (process.env.BUNDLE_META) {
+  const outputs = { ...main.metafile.outputs, ...runtime.metafile.outputs };
+  const inputs = { ...main.metafile.inputs, ...runtime.metafile.inputs };
+  writeFileSync(process.env.BUNDLE_META, JSON.stringify({ inputs, outputs }));
+}

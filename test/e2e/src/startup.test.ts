@@ -22,9 +22,30 @@ writeFileSync(
     '',
   ].join('\n'),
 );
+// The CLI's runtime is one CommonJS file (scripts/bundle.mjs), and what it requires (better-sqlite3) is loaded
+// by require(), which the ES module hook does not see: Module._load records those.
 writeFileSync(
   join(hookDir, 'register.mjs'),
-  "import { register } from 'node:module';\nregister(new URL('./hooks.mjs', import.meta.url));\n",
+  [
+    "import { appendFileSync } from 'node:fs';",
+    "import Module, { register } from 'node:module';",
+    "import { pathToFileURL } from 'node:url';",
+    "register(new URL('./hooks.mjs', import.meta.url));",
+    'const load = Module._load;',
+    'Module._load = function (request, parent, isMain) {',
+    '  const exports = load.apply(this, arguments);',
+    '  if (process.env.LOADED_LOG && !Module.isBuiltin(request)) {',
+    "    appendFileSync(process.env.LOADED_LOG, pathToFileURL(Module._resolveFilename(request, parent, isMain)).href + '\\n');",
+    '  }',
+    '  return exports;',
+    '};',
+    // Node's own modules the process loaded (`NativeModule internal/deps/undici/undici`), at exit.
+    "process.once('exit', () => {",
+    '  if (!process.env.LOADED_LOG) return;',
+    "  appendFileSync(process.env.LOADED_LOG, process.moduleLoadList.map((m) => 'builtin:' + m + '\\n').join(''));",
+    '});',
+    '',
+  ].join('\n'),
 );
 afterAll(() => rmSync(hookDir, { recursive: true, force: true }));
 
@@ -36,6 +57,11 @@ function recording() {
     env: { NODE_OPTIONS: `--import=${join(hookDir, 'register.mjs')}`, LOADED_LOG: log },
     loaded: () =>
       (existsSync(log) ? readFileSync(log, 'utf8') : '').split('\n').filter((url) => url.startsWith('file:')),
+    builtins: () =>
+      (existsSync(log) ? readFileSync(log, 'utf8') : '')
+        .split('\n')
+        .filter((line) => line.startsWith('builtin:'))
+        .map((line) => line.slice('builtin:'.length)),
   };
 }
 
@@ -53,7 +79,7 @@ describe('what a command loads', () => {
     expect(bytes).toBeLessThan(150_000);
   });
 
-  it('status loads the store but not the slot compiler', async () => {
+  it('status loads the store but neither the slot compiler nor the PostgreSQL driver', async () => {
     const home = tempHome();
     try {
       expect((await demiurge(['init', '--home', home.path])).code).toBe(0);
@@ -63,6 +89,11 @@ describe('what a command loads', () => {
       const loaded = r.loaded();
       expect(loaded.some((url) => url.includes('better-sqlite3'))).toBe(true);
       expect(loaded.filter((url) => /esbuild|tsx/.test(url))).toEqual([]);
+      // The PostgreSQL driver is loaded only for a PostgreSQL store: at import, `pg` asks for `navigator`,
+      // which loads Node's whole fetch implementation (undici), about 30 ms of every start on SQLite.
+      const builtins = r.builtins();
+      expect(builtins.length).toBeGreaterThan(0);
+      expect(builtins.filter((m) => /undici/.test(m))).toEqual([]);
     } finally {
       home.remove();
     }

@@ -29,15 +29,20 @@ export function overridesOf(flags: HostFlags): ConfigOverrides {
   };
 }
 
-/** Resolves when the process is asked to stop (SIGINT, SIGTERM) or `extra` resolves. */
-function stopSignal(io: CommandIo, extra?: Promise<unknown>): Promise<string> {
-  return new Promise((resolve) => {
-    const dispose = io.onStop?.((reason) => resolve(reason));
+/**
+ * `stopped` resolves when the process is asked to stop (SIGINT, SIGTERM) or `extra` resolves; `dispose` stops
+ * listening (a host that failed to start).
+ */
+function stopSignal(io: CommandIo, extra?: Promise<unknown>): { stopped: Promise<string>; dispose: () => void } {
+  let dispose: (() => void) | undefined;
+  const stopped = new Promise<string>((resolve) => {
+    dispose = io.onStop?.((reason) => resolve(reason));
     void extra?.then(() => {
       dispose?.();
       resolve('shutdown requested');
     });
   });
+  return { stopped, dispose: () => dispose?.() };
 }
 
 /** `demiurge serve`: the host daemon with the socket gateway, until SIGINT/SIGTERM or operator.shutdown. */
@@ -59,10 +64,18 @@ export async function serveCommand(
   const requested = new Promise<void>((r) => {
     shutdown = r;
   });
+  // A store that stops on damage met in use refuses every call from then on: the host stops too (exit 1).
+  let damage: DamagedStoreError | undefined;
+  const damaged = app.damaged.then((error) => {
+    damage = error;
+  });
+  // Listening for SIGINT/SIGTERM before the socket accepts: a stop asked for as soon as it does is a drain too.
+  const { stopped, dispose } = stopSignal(io, Promise.race([requested, damaged]));
   let server: Awaited<ReturnType<typeof serveGatewaySocket>>;
   try {
     server = await serveGatewaySocket(app, { onShutdown: shutdown });
   } catch (err) {
+    dispose();
     await app.close();
     throw err;
   }
@@ -75,12 +88,7 @@ export async function serveCommand(
     core: app.coreDir,
   };
   io.out(flags.json ? JSON.stringify(ready) : `demiurge: serving ${paths.home} on ${ready.socket} (host ${app.owner})`);
-  // A store that stops on damage met in use refuses every call from then on: the host stops too (exit 1).
-  let damage: DamagedStoreError | undefined;
-  const damaged = app.damaged.then((error) => {
-    damage = error;
-  });
-  const why = await stopSignal(io, Promise.race([requested, damaged]));
+  const why = await stopped;
   if (damage) {
     io.err(`demiurge: ${damage.message}; the host stops. Run "demiurge doctor" for a full check`);
     await closeWithin(app, () => server.close('host closing: damaged store'), io);

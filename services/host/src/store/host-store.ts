@@ -1,6 +1,6 @@
 import type { Clock, IdGenerator } from '@demiurge/contracts';
 import type { DamagedStoreError, Projector } from '@demiurge/event-store';
-import { openPostgresEventStore, type PostgresEventStore, redactUrl } from '@demiurge/event-store-postgres';
+import { type PostgresEventStore, redactUrl } from '@demiurge/event-store-postgres';
 import { openSqliteEventStore, type SqliteEventStore, type StoreFileReport } from '@demiurge/event-store-sqlite';
 import type { HostConfig } from '../config.js';
 import { storePath } from '../paths.js';
@@ -55,6 +55,9 @@ export interface OpenHostStoreOptions {
 export async function openHostStore(selection: StoreSelection, options: OpenHostStoreOptions): Promise<HostStore> {
   const ports = { ...(options.clock ? { clock: options.clock } : {}), ...(options.ids ? { ids: options.ids } : {}) };
   if (selection.kind === 'postgres') {
+    // Loaded on use: the driver (`pg`, and Node's fetch implementation it touches at import) costs a home on
+    // SQLite about 30 ms of every start.
+    const { openPostgresEventStore } = await import('@demiurge/event-store-postgres');
     return openPostgresEventStore({ url: selection.url, projectors: options.projectors, ...ports });
   }
   return openSqliteEventStore({

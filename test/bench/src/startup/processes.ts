@@ -18,10 +18,16 @@ export function median(values: readonly number[]): number {
   return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
 
+/**
+ * The environment of a CLI run without the runtime's code cache (`DEMIURGE_CODE_CACHE=off`): every start parses
+ * and compiles the runtime, as on a first run.
+ */
+export const NO_CODE_CACHE: NodeJS.ProcessEnv = { ...process.env, DEMIURGE_CODE_CACHE: 'off' };
+
 /** Wall time of one whole process, spawn to exit, in ms; throws when it fails. */
-export function wallMs(args: readonly string[], cwd = BENCH_DIR): number {
+export function wallMs(args: readonly string[], env: NodeJS.ProcessEnv = process.env): number {
   const started = performance.now();
-  const run = spawnSync(process.execPath, args, { cwd, stdio: ['ignore', 'ignore', 'pipe'] });
+  const run = spawnSync(process.execPath, args, { cwd: BENCH_DIR, env, stdio: ['ignore', 'ignore', 'pipe'] });
   const ms = performance.now() - started;
   if (run.status !== 0) throw new Error(`node ${args.join(' ')} exited ${run.status}: ${run.stderr}`);
   return ms;
@@ -46,11 +52,16 @@ export interface ServingHost {
 }
 
 /** Starts `demiurge serve --home <home> --provider fake --log-json` and waits until its socket accepts. */
-export async function startServe(home: string, timeoutMs = 60_000): Promise<ServingHost> {
+export async function startServe(
+  home: string,
+  env: NodeJS.ProcessEnv = process.env,
+  timeoutMs = 60_000,
+): Promise<ServingHost> {
   const socket = join(home, 'runtime', 'operator.sock');
   const started = performance.now();
   const child = spawn(process.execPath, [CLI_BIN, 'serve', '--home', home, '--provider', 'fake', '--log-json'], {
     cwd: BENCH_DIR,
+    env,
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   let err = '';
