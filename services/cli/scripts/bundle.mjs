@@ -224,15 +224,17 @@ const runtimeFile = Object.keys(runtime.metafile.outputs)
   .find((file) => file.endsWith('.cjs'))
   ?.replace(/^.*[\\/]/, '');
 if (!runtimeFile) throw new Error('bundle: esbuild wrote no runtime file');
-// The runtime's own `import()` calls (slot modules, esbuild) go through the loader (`__demiurgeImport`, see
-// runtime-loader.mjs). Each must be an `await import(` of code (`import(` in backquotes is a comment
-// of a readable build): anything else stops the build to be looked at.
+// The runtime's own `import()` calls (slot modules, esbuild, a dependency's fallback such as pkce-challenge's
+// `import("node:crypto")`) go through the loader (`__demiurgeImport`, see runtime-loader.mjs), which imports any
+// specifier. `import(` inside a backquoted comment of a readable build is left alone; the build stops when the
+// count of rewritten calls differs from the count found, to be looked at.
 const runtimePath = join(outdir, runtimeFile);
 const runtimeText = readFileSync(runtimePath, 'utf8');
-const imports = runtimeText.match(/(?<![\w$.`])import\(/g)?.length ?? 0;
-const rewritten = runtimeText.replace(/(?<=\bawait )import\(/g, '__demiurgeImport(');
-const left = rewritten.match(/(?<![\w$.`])import\(/g)?.length ?? 0;
-if (left > 0) throw new Error(`bundle: ${left} of ${imports} import( in ${runtimeFile} are not \`await import(\``);
+const callPattern = /(?<![\w$.`'"])import\((?=[\w"'`(])/g;
+const imports = runtimeText.match(callPattern)?.length ?? 0;
+const rewritten = runtimeText.replace(callPattern, '__demiurgeImport(');
+const left = rewritten.match(callPattern)?.length ?? 0;
+if (left > 0) throw new Error(`bundle: ${left} of ${imports} import( in ${runtimeFile} were not rewritten`);
 writeFileSync(runtimePath, rewritten);
 copyFileSync(join(root, 'scripts', 'runtime-loader.mjs'), join(outdir, 'runtime-loader.js'));
 const mainFile = join(outdir, 'main.js');
