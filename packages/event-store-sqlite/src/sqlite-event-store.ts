@@ -33,6 +33,7 @@ import {
 } from '@demiurge/event-store/adapter';
 import type Database from 'better-sqlite3';
 import { Observable } from 'rxjs';
+import { AsyncProjections, type ProjectionLag } from './async-projections.js';
 import { openDatabase } from './connection.js';
 import { closeWithoutCheckpoint } from './damaged-close.js';
 import { decodeRow, type EventRow, LogStatements } from './event-rows.js';
@@ -78,6 +79,7 @@ class SqliteStore implements SqliteEventStore {
   private readonly projections: ProjectorRunner;
   private readonly publisher: LogPublisher;
   private readonly writer: GroupCommitWriter;
+  private readonly async: AsyncProjections;
   private closed = false;
   /** Set at the first corruption error: from then on the store refuses everything with it (fail-stop). */
   private damaged: DamagedStoreError | undefined;
@@ -105,11 +107,18 @@ class SqliteStore implements SqliteEventStore {
       (err) => this.failStop(err),
     );
     this.events$ = this.publisher.events$;
+    this.async = new AsyncProjections({
+      projections: this.projections,
+      stmts: this.stmts,
+      lagMs: options.asyncProjectionLagMs ?? 50,
+      canRun: () => !this.closed && !this.damaged && !this.writer.exclusive && !this.db.inTransaction,
+      transaction: (work) => this.heldTransaction(work),
+    });
     this.writer = new GroupCommitWriter({
       stmts: this.stmts,
       registry: this.registry,
       projections: this.projections,
-      projectors: this.projectors,
+      async: this.async,
       publisher: this.publisher,
       busyRetryMs: options.busyRetryMs ?? 30_000,
       transaction: (work) => this.transaction(work),
@@ -130,8 +139,13 @@ class SqliteStore implements SqliteEventStore {
     }
     this.guard(() => {
       this.writer.projectionDataVersion = dataVersion;
+      this.async.start(this.stmts.head.get()!);
       this.publisher.start();
     });
+  }
+
+  projectionLag(): ProjectionLag {
+    return this.async.lag();
   }
 
   append(input: AppendStream | readonly AppendStream[], options?: AppendOptions): Promise<AppendResult> {
@@ -224,11 +238,17 @@ class SqliteStore implements SqliteEventStore {
 
   projection(name: string): ProjectionReader {
     const projector = selectProjectors(this.projectors, [name])[0]!;
+    // An asynchronous projector is brought to the head before each read (nothing to do when it is current).
+    const catchUp = projector.mode === 'async' ? () => this.async.catchUp() : () => {};
     return createProjectionReader(projector, {
       runner: this.runner,
       qb: this.qb,
       projections: this.projections,
-      guard: (read) => this.guard(read),
+      guard: (read) =>
+        this.guard(() => {
+          catchUp();
+          return read();
+        }),
     });
   }
 
@@ -287,6 +307,16 @@ class SqliteStore implements SqliteEventStore {
       this.writer.schedule();
       await yieldToLoop();
     }
+    // The asynchronous projectors reach the head: the next open has nothing to catch up.
+    if (!this.damaged) {
+      try {
+        this.guard(() => this.async.catchUp());
+      } catch (err) {
+        if (this.damaged) throw err;
+        // A failing asynchronous projector stays behind; the next open catches it up (and reports it).
+      }
+    }
+    this.async.stop();
     this.closed = true;
     this.publisher.complete();
     if (this.damaged) closeWithoutCheckpoint(this.db, this.path);
@@ -319,6 +349,21 @@ class SqliteStore implements SqliteEventStore {
     const damaged = this.damaged;
     queueMicrotask(() => this.options.onDamaged?.(damaged));
     return damaged;
+  }
+
+  /** A transaction whose projection documents are held and written once before the commit. */
+  private heldTransaction<T>(work: () => T): T {
+    const { overlay } = this.projections;
+    try {
+      return this.transaction(() => {
+        overlay.begin();
+        const result = work();
+        overlay.flush();
+        return result;
+      });
+    } finally {
+      overlay.end();
+    }
   }
 
   private transaction<T>(work: () => T): T {
