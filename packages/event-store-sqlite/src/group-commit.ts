@@ -28,6 +28,8 @@ class FailedWhileWriting extends Error {
 }
 
 const MAX_BATCH = 512;
+/** The longest the writer goes without letting the event loop turn (timers, sockets) between flushes. */
+const TURN_EVERY_MS = 2;
 
 /** What the group-commit writer needs from its store. */
 export interface GroupCommitDeps {
@@ -54,12 +56,18 @@ export interface GroupCommitDeps {
 export class GroupCommitWriter {
   private readonly pending: PendingAppend[] = [];
   private scheduled = false;
+  /** When the event loop last turned under the writer (a flush scheduled on `setImmediate`, a yield). */
+  private lastTurnAt = 0;
+  /** Appends in the last batch. */
+  private lastBatch = 0;
   /** A commit is running. */
   flushing = false;
   /** A rebuild holds the writer: nothing commits until it ends. */
   exclusive = false;
   /** The chain's head inside the append transaction: the last inserted position and its hash. */
   private chain: { position: number; hash: Buffer } = { position: 0, hash: GENESIS_HASH };
+  /** `chain` is the head our last transaction committed (false after a rollback, and before the first). */
+  private chainCommitted = false;
   /** `PRAGMA data_version` when the projectors were last known to be at the head. */
   projectionDataVersion = -1;
 
@@ -85,12 +93,22 @@ export class GroupCommitWriter {
   /**
    * Flushes on the next turn of the event loop (`setImmediate`), not in a microtask: every append made by
    * the code now running, including its promise continuations (concurrent callers' commands), is queued
-   * by then and joins the same commit.
+   * by then and joins the same commit. One exception saves that turn: when the last batch was a single
+   * append (one caller awaiting each command, nothing to batch) and the loop turned less than
+   * {@link TURN_EVERY_MS} ago, it flushes in a microtask; timers and sockets still run at least that often.
    */
   schedule(): void {
     if (this.scheduled) return;
     this.scheduled = true;
+    if (this.lastBatch === 1 && !this.exclusive && performance.now() - this.lastTurnAt < TURN_EVERY_MS) {
+      queueMicrotask(() => {
+        this.scheduled = false;
+        void this.flush();
+      });
+      return;
+    }
     setImmediate(() => {
+      this.lastTurnAt = performance.now();
       this.scheduled = false;
       void this.flush();
     });
@@ -106,9 +124,13 @@ export class GroupCommitWriter {
     this.flushing = true;
     try {
       for (let first = true; this.pending.length > 0 && !this.exclusive; first = false) {
-        if (!first) await yieldToLoop();
+        if (!first) {
+          await yieldToLoop();
+          this.lastTurnAt = performance.now();
+        }
         if (this.pending.length === 0 || this.exclusive || this.deps.damaged()) break;
         const batch = this.pending.splice(0, MAX_BATCH);
+        this.lastBatch = batch.length;
         const outcomes = await this.commitWithRetry(batch);
         const events = outcomes.flatMap((o) => (o.ok && !o.value.replayed ? o.value.events : []));
         this.deps.async.committed(events);
@@ -177,6 +199,7 @@ export class GroupCommitWriter {
       // Committed or rolled back: nothing held outlives the transaction.
       overlay.end();
     }
+    this.chainCommitted = true;
     // Only once committed: a rolled-back transaction also rolled back the catch-up it began with.
     if (caughtUp !== undefined) this.projectionDataVersion = caughtUp;
     if (asyncThrough !== undefined) this.deps.async.applied(asyncThrough);
@@ -194,9 +217,15 @@ export class GroupCommitWriter {
     return this.deps.transaction(() => {
       // Documents written by the batch are held and written once, before the commit (see DocumentOverlay).
       overlay.begin();
-      caughtUpTo(this.catchUpForeignWrites());
-      const head = stmts.chainHead.get();
-      this.chain = { position: head?.position ?? 0, hash: head?.hash ?? GENESIS_HASH };
+      const foreign = this.catchUpForeignWrites();
+      caughtUpTo(foreign);
+      // The chain's head is what our last commit left, unless another connection committed since (or the
+      // last transaction did not commit): then it is read.
+      if (foreign !== undefined || !this.chainCommitted) {
+        const head = stmts.chainHead.get();
+        this.chain = { position: head?.position ?? 0, hash: head?.hash ?? GENESIS_HASH };
+      }
+      this.chainCommitted = false;
       let last = 0;
       const outcomes = batch.map((pending): Outcome => {
         if (isolation === 'none') return { ok: true, value: this.appendInTx(pending.plan) };

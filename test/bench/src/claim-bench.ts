@@ -18,6 +18,11 @@ export interface ClaimBurst {
   readonly workers32: number;
   /** Event-loop delay p99 (ms) during the 32-worker burst. */
   readonly loopDelayP99Ms: number;
+  /**
+   * The longest an operator-status event (an asynchronous projector) waited between its commit and its
+   * application, over the whole run (both bursts), in ms.
+   */
+  readonly operatorStatusLagMs: number;
   /** Raw loop: claim the oldest item in one transaction, succeed it in a second (one worker). */
   readonly raw1: number;
   /** Raw loop claiming 8 items per transaction, then succeeding them in a second one. */
@@ -116,7 +121,14 @@ export async function benchConcurrentClaims(count: number): Promise<ClaimBurst> 
       histogram.enable();
       const workers32 = await claimingWorkers(work, 32, count);
       histogram.disable();
-      return { workers8, workers32, raw1, raw8, loopDelayP99Ms: histogram.percentile(99) / 1e6 };
+      return {
+        workers8,
+        workers32,
+        raw1,
+        raw8,
+        loopDelayP99Ms: histogram.percentile(99) / 1e6,
+        operatorStatusLagMs: store.projectionLag().maxLagMs,
+      };
     } finally {
       await store.close();
       raw.close();
