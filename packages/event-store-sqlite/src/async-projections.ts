@@ -24,6 +24,8 @@ export interface AsyncProjectionDeps {
   transaction<T>(work: () => T): T;
   /** Whether a transaction of its own may start now (open, not damaged, no rebuild holding the writer). */
   canRun(): boolean;
+  /** Appends are queued or committing: the next commit will apply what is due, no transaction of its own. */
+  writerBusy(): boolean;
   /** Target lag: a timer catches up this long after the first unapplied event's commit. */
   readonly lagMs: number;
 }
@@ -45,8 +47,9 @@ const MAX_PENDING = 4096;
  *
  * The events this store commits are kept in memory (they need no re-read, no decoding); they are applied,
  * in position order, through the batch's held documents (so a counter moved by a hundred claims is written
- * once), either inside a later group commit once the oldest waited half the target lag (no extra commit), or
- * in a transaction of their own when a timer fires after the target lag, at a read, and at close. After
+ * once), either inside a later group commit once the oldest waited a quarter of the target lag (no extra
+ * commit), or in a transaction of their own when a timer fires after the target lag and no append is queued,
+ * at a read, and at close. After
  * another process's commits (a gap in the positions) they catch up from the log by position instead.
  * Checkpointed like the inline ones: a crash before they were applied leaves them behind, and the next open
  * catches them up from the log.
@@ -104,14 +107,14 @@ export class AsyncProjections {
   }
 
   /**
-   * Inside a group commit, after its appends: applies what earlier commits left once the oldest waited half
-   * the target lag (or much is waiting). Returns the position applied through, to be recorded with
+   * Inside a group commit, after its appends: applies what earlier commits left once the oldest waited a
+   * quarter of the target lag (or much is waiting). Returns the position applied through, to be recorded with
    * {@link applied} once the transaction committed; undefined when nothing was due or it needs the log.
    */
   applyDueInTx(): number | undefined {
     if (this.oldestPendingAt === undefined || this.failure !== undefined) return undefined;
     const age = performance.now() - this.oldestPendingAt;
-    if (age < this.deps.lagMs / 2 && this.known.events.length < MAX_PENDING) return undefined;
+    if (age < this.deps.lagMs / 4 && this.known.events.length < MAX_PENDING) return undefined;
     if (this.appliedThrough < this.known.from) return undefined;
     const { savepoint, release, rollbackTo } = this.deps.stmts;
     const { overlay } = this.deps.projections;
@@ -179,7 +182,11 @@ export class AsyncProjections {
       this.timer = undefined;
       if (this.oldestPendingAt === undefined || this.failure !== undefined) return;
       if (performance.now() - this.oldestPendingAt < this.deps.lagMs) return this.arm();
-      if (!this.deps.canRun()) return void setTimeout(() => this.arm(), this.deps.lagMs / 4).unref();
+      // A busy writer applies it in its next commit, unless it must be read from the log (another process wrote).
+      const fromLog = this.appliedThrough < this.known.from;
+      if (!this.deps.canRun() || (this.deps.writerBusy() && !fromLog)) {
+        return void setTimeout(() => this.arm(), this.deps.lagMs / 4).unref();
+      }
       this.runOwn();
     }, wait);
     this.timer.unref();

@@ -112,6 +112,7 @@ class SqliteStore implements SqliteEventStore {
       stmts: this.stmts,
       lagMs: options.asyncProjectionLagMs ?? 50,
       canRun: () => !this.closed && !this.damaged && !this.writer.exclusive && !this.db.inTransaction,
+      writerBusy: () => this.writer.busy,
       transaction: (work) => this.heldTransaction(work),
     });
     this.writer = new GroupCommitWriter({

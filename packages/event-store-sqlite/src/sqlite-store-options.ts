@@ -17,7 +17,8 @@ export interface SqliteEventStoreOptions extends ConnectionOptions {
   readonly busyRetryMs?: number;
   /**
    * Target lag of the asynchronous projectors (`mode: 'async'`): what a commit leaves them is applied in a
-   * later group commit once it waited half this long, or in a transaction of its own after this long.
+   * later group commit once it waited a quarter of this long, or in a transaction of its own after this long
+   * when no append is queued.
    * Reads through `projection(name)` never see them behind. Default 50 ms.
    */
   readonly asyncProjectionLagMs?: number;
