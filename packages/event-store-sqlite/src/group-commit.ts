@@ -8,6 +8,7 @@ import { eventHash, GENESIS_HASH } from './hash-chain.js';
 import type { LogPublisher } from './log-publisher.js';
 import type { ProjectorRunner } from './projector-runner.js';
 import { isCorruption } from './store-file-check.js';
+import type { StreamCache } from './stream-cache.js';
 
 interface PendingAppend {
   readonly plan: AppendPlan;
@@ -38,6 +39,8 @@ export interface GroupCommitDeps {
   readonly projections: ProjectorRunner;
   /** The asynchronous projectors: told of each commit, and applied inside one when due. */
   readonly async: AsyncProjections;
+  /** The streams this store read or wrote lately: extended by each commit. */
+  readonly streams: StreamCache;
   readonly publisher: LogPublisher;
   /** How long a locked database is retried before `StoreBusyError`. */
   readonly busyRetryMs: number;
@@ -133,6 +136,7 @@ export class GroupCommitWriter {
         this.lastBatch = batch.length;
         const outcomes = await this.commitWithRetry(batch);
         const events = outcomes.flatMap((o) => (o.ok && !o.value.replayed ? o.value.events : []));
+        this.deps.streams.committed(events);
         this.deps.async.committed(events);
         this.deps.publisher.publish(events);
         outcomes.forEach((outcome, i) => {

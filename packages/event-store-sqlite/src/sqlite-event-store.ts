@@ -46,6 +46,7 @@ import { createQueryBuilder } from './schema.js';
 import { SqlRunner } from './sql-runner.js';
 import type { ConnectionSettings, SqliteEventStore, SqliteEventStoreOptions } from './sqlite-store-options.js';
 import { isCorruption } from './store-file-check.js';
+import { StreamCache } from './stream-cache.js';
 
 /**
  * Opens the SQLite event store at `path`, running migrations and bringing every projector up to
@@ -80,6 +81,7 @@ class SqliteStore implements SqliteEventStore {
   private readonly publisher: LogPublisher;
   private readonly writer: GroupCommitWriter;
   private readonly async: AsyncProjections;
+  private readonly streams = new StreamCache();
   private closed = false;
   /** Set at the first corruption error: from then on the store refuses everything with it (fail-stop). */
   private damaged: DamagedStoreError | undefined;
@@ -120,6 +122,7 @@ class SqliteStore implements SqliteEventStore {
       registry: this.registry,
       projections: this.projections,
       async: this.async,
+      streams: this.streams,
       publisher: this.publisher,
       busyRetryMs: options.busyRetryMs ?? 30_000,
       transaction: (work) => this.transaction(work),
@@ -167,9 +170,17 @@ class SqliteStore implements SqliteEventStore {
 
   async readStream(streamId: string, options?: ReadStreamOptions): Promise<RecordedEvent[]> {
     if (options?.limit === undefined) {
-      // The command handlers' hot path (load an aggregate): one prepared statement.
-      const rows = this.guard(() => this.stmts.stream.all(streamId, options?.fromVersion ?? 1));
-      return rows.map((row) => decodeRow(this.registry, row));
+      // The command handlers' hot path (load an aggregate): what this store just wrote or read, else one
+      // prepared statement.
+      const from = options?.fromVersion ?? 1;
+      return this.guard(() => {
+        const dataVersion = this.stmts.dataVersion.get()!;
+        const cached = this.streams.read(streamId, from, dataVersion);
+        if (cached) return cached;
+        const events = this.stmts.stream.all(streamId, from).map((row) => decodeRow(this.registry, row));
+        if (from <= 1) this.streams.remember(streamId, events, dataVersion);
+        return events;
+      });
     }
     let query = this.qb
       .selectFrom('events')
