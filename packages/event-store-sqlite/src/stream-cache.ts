@@ -1,13 +1,16 @@
 import type { RecordedEvent } from '@demiurge/contracts';
 
+/** Longer streams are not kept (they are read from the file): the cache holds at most max × this many events. */
+const MAX_EVENTS = 256;
+
 /**
  * The recently read or written streams of one store, so that a command loading the aggregate another command
  * just wrote (claim, then succeed) does not read and decode it again. Exact, not a guess: a stream is kept
  * whole (versions 1..n), extended by this store's own commits, dropped when a commit does not follow it, and
  * everything is forgotten when another connection committed (`PRAGMA data_version` moved). The events are the
- * ones the store publishes (validated and stamped at append, like a decoded read), frozen, since every
- * reader now shares them; callers get a copy of the list. Bounded: the least recently used streams are
- * forgotten first.
+ * ones the store publishes (validated and stamped at append, like a decoded read), frozen when first served,
+ * since every reader now shares them; callers get a copy of the list. Bounded: at most 1,024 streams of up to
+ * 256 events; the least recently used are forgotten first.
  */
 export class StreamCache {
   private readonly streams = new Map<string, RecordedEvent[]>();
@@ -26,7 +29,8 @@ export class StreamCache {
     if (!events) return undefined;
     this.streams.delete(streamId);
     this.streams.set(streamId, events);
-    return events.slice(Math.max(0, fromVersion - 1));
+    // Frozen when first served (not at each commit: most committed events are never read back).
+    return events.slice(Math.max(0, fromVersion - 1)).map(freeze);
   }
 
   /** A whole stream (versions 1..n) read at `dataVersion`. */
@@ -35,15 +39,15 @@ export class StreamCache {
       this.streams.clear();
       this.dataVersion = dataVersion;
     }
-    this.put(streamId, events.map(freeze));
+    if (events.length <= MAX_EVENTS) this.put(streamId, events.map(freeze));
   }
 
   /** This store committed `events`: streams they follow are extended, new ones kept, the others dropped. */
   committed(events: readonly RecordedEvent[]): void {
     for (const event of events) {
       const known = this.streams.get(event.streamId);
-      if (known && known.length === event.streamVersion - 1) known.push(freeze(event));
-      else if (event.streamVersion === 1) this.put(event.streamId, [freeze(event)]);
+      if (known && known.length === event.streamVersion - 1 && known.length < MAX_EVENTS) known.push(event);
+      else if (event.streamVersion === 1) this.put(event.streamId, [event]);
       else this.streams.delete(event.streamId);
     }
   }
