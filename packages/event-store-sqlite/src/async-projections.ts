@@ -20,7 +20,7 @@ export interface ProjectionLag {
 export interface AsyncProjectionDeps {
   readonly projections: ProjectorRunner;
   readonly stmts: LogStatements;
-  /** Runs `work` in a `BEGIN IMMEDIATE` transaction, the projections' documents held until the commit. */
+  /** Runs `work` in a `BEGIN IMMEDIATE` transaction. */
   transaction<T>(work: () => T): T;
   /** Whether a transaction of its own may start now (open, not damaged, no rebuild holding the writer). */
   canRun(): boolean;
@@ -196,14 +196,23 @@ export class AsyncProjections {
   private runOwn(): void {
     if (!this.deps.canRun()) return;
     this.failure = undefined;
+    const { overlay } = this.deps.projections;
     try {
       for (;;) {
-        const { through, done } = this.deps.transaction(() => this.applyInOwnTx());
+        // The documents are held and written once, just before the commit (see DocumentOverlay).
+        const { through, done } = this.deps.transaction(() => {
+          overlay.begin();
+          const step = this.applyInOwnTx();
+          overlay.flush();
+          return step;
+        });
+        overlay.end();
         this.ownTransactions++;
         this.applied(through);
         if (done) break;
       }
     } catch (err) {
+      overlay.end();
       this.failure = err;
     }
   }

@@ -115,7 +115,7 @@ class SqliteStore implements SqliteEventStore {
       lagMs: options.asyncProjectionLagMs ?? 50,
       canRun: () => !this.closed && !this.damaged && !this.writer.exclusive && !this.db.inTransaction,
       writerBusy: () => this.writer.busy,
-      transaction: (work) => this.heldTransaction(work),
+      transaction: (work) => this.transaction(work),
     });
     this.writer = new GroupCommitWriter({
       stmts: this.stmts,
@@ -361,21 +361,6 @@ class SqliteStore implements SqliteEventStore {
     const damaged = this.damaged;
     queueMicrotask(() => this.options.onDamaged?.(damaged));
     return damaged;
-  }
-
-  /** A transaction whose projection documents are held and written once before the commit. */
-  private heldTransaction<T>(work: () => T): T {
-    const { overlay } = this.projections;
-    try {
-      return this.transaction(() => {
-        overlay.begin();
-        const result = work();
-        overlay.flush();
-        return result;
-      });
-    } finally {
-      overlay.end();
-    }
   }
 
   private transaction<T>(work: () => T): T {
