@@ -9,7 +9,10 @@ export interface ProjectionLag {
   readonly projectors: readonly string[];
   /** Events of their types committed by this store and not yet applied. */
   readonly pendingEvents: number;
-  /** The longest time (ms) an event of their types waited between its commit and its application. */
+  /**
+   * The longest time (ms) an event of their types waited between its commit and its application, since open
+   * or the last `projectionLag({ reset: true })`. It includes any time the event loop was blocked by others.
+   */
   readonly maxLagMs: number;
   /** Catch-up transactions of their own (a timer, a read, close) and catch-ups inside a group commit. */
   readonly ownTransactions: number;
@@ -165,14 +168,16 @@ export class AsyncProjections {
     this.timer = undefined;
   }
 
-  lag(): ProjectionLag {
-    return {
+  lag(reset = false): ProjectionLag {
+    const lag = {
       projectors: this.projectors.map((p) => p.name),
       pendingEvents: this.known.events.length,
       maxLagMs: this.maxLagMs,
       ownTransactions: this.ownTransactions,
       inGroupCommits: this.inGroupCommits,
     };
+    if (reset) this.maxLagMs = 0;
+    return lag;
   }
 
   private arm(): void {

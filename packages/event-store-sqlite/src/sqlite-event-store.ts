@@ -148,8 +148,8 @@ class SqliteStore implements SqliteEventStore {
     });
   }
 
-  projectionLag(): ProjectionLag {
-    return this.async.lag();
+  projectionLag(options?: { reset?: boolean }): ProjectionLag {
+    return this.async.lag(options?.reset ?? false);
   }
 
   append(input: AppendStream | readonly AppendStream[], options?: AppendOptions): Promise<AppendResult> {

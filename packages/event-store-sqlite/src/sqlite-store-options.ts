@@ -44,8 +44,11 @@ export interface ConnectionSettings {
 export interface SqliteEventStore extends EventStore {
   readonly path: string;
   settings(): ConnectionSettings;
-  /** How far the asynchronous projectors lag behind this store's commits (measured since open). */
-  projectionLag(): ProjectionLag;
+  /**
+   * How far the asynchronous projectors lag behind this store's commits, measured since open or since the
+   * last call with `reset: true` (which starts a new measurement of the longest lag).
+   */
+  projectionLag(options?: { reset?: boolean }): ProjectionLag;
   /**
    * The head of the log's hash chain: the last event's position and its recorded hash (hex). Keep it
    * elsewhere: a later {@link verifyChain} whose chain passes through it proves nothing before it changed.

@@ -184,7 +184,7 @@ async function main(): Promise<void> {
     ),
     // The asynchronous read model's measured lag (target lag 50 ms; reads are caught up first whatever it is).
     {
-      name: 'operator-status lag behind the log, max during the 8- and 32-worker bursts',
+      name: 'operator-status lag behind the log, max during the 32-worker burst',
       value: Math.round(burst.operatorStatusLagMs * 10) / 10,
       unit: 'ms',
     },
