@@ -105,6 +105,8 @@ export class AsyncProjections {
       this.appliedThrough = last;
       return;
     }
+    // Held back too long (a failing projector, a blocked loop): stop holding, the catch-up reads the log.
+    if (this.known.events.length > 4 * MAX_PENDING) this.known = { from: last, through: last, events: [] };
     this.oldestPendingAt ??= performance.now();
     this.arm();
   }
