@@ -126,6 +126,46 @@ async function dueCandidates(
   };
 }
 
+/** A candidate list concurrent claimers of one store share: the callers that ask before it is read join it. */
+interface Gathering {
+  readonly key: string;
+  limit: number;
+  started: boolean;
+  readonly listed: Promise<{ ids: string[]; more: boolean }>;
+}
+
+const gatherings = new WeakMap<EventStore, Gathering>();
+
+/**
+ * {@link dueCandidates}, read once for the concurrent claimers of a store that ask in the same turn (eight
+ * workers resuming from one commit ask one after another, within one microtask step): the list is read a
+ * microtask later, long enough for all of them (each adds twice what it wants), instead of once per claimer.
+ */
+function sharedCandidates(
+  store: EventStore,
+  options: { kind?: string | undefined; limit: number; want: number },
+  now: string,
+): Promise<{ ids: string[]; more: boolean }> {
+  const key = `${options.kind ?? ''}\u0000${now}`;
+  const joined = gatherings.get(store);
+  if (joined && joined.key === key && !joined.started) {
+    joined.limit = Math.max(joined.limit, options.limit) + 2 * options.want;
+    return joined.listed;
+  }
+  const gathering: Gathering = {
+    key,
+    limit: options.limit,
+    started: false,
+    listed: Promise.resolve().then(() => {
+      gathering.started = true;
+      if (gatherings.get(store) === gathering) gatherings.delete(store);
+      return dueCandidates(store, { kind: options.kind, limit: gathering.limit }, now);
+    }),
+  };
+  gatherings.set(store, gathering);
+  return gathering.listed;
+}
+
 /**
  * Reserves up to `want` due items no concurrent claimer of this process holds and this call has not
  * refused (in `reserved`, synchronously after reading the list, so concurrent callers pick different ones).
@@ -139,7 +179,7 @@ async function reserveCandidates(
 ): Promise<string[]> {
   // Enough to skip what concurrent claimers hold without a second look in the usual case.
   for (let limit = options.want * 2 + 2 + reserved.size; ; limit *= 2) {
-    const listed = await dueCandidates(store, { kind: options.kind, limit }, now);
+    const listed = await sharedCandidates(store, { kind: options.kind, limit, want: options.want }, now);
     const picked = [...new Set(listed.ids)]
       .filter((id) => !reserved.has(id) && !skipped.has(id))
       .slice(0, options.want);

@@ -69,6 +69,32 @@ describe('batched claims on a real SQLite file', () => {
     expect(walCommits(rt.path) - before).toBe(1);
   });
 
+  it('concurrent claimers read the candidates once, not once each', async () => {
+    await enqueue(rt, 20);
+    let lists = 0;
+    // The same store, counting the candidate lists its work-items reader serves.
+    const counted = new Proxy(rt.store, {
+      get(target, prop, receiver) {
+        if (prop !== 'projection') return Reflect.get(target, prop, receiver);
+        return (name: string) => {
+          const reader = target.projection(name);
+          return {
+            ...reader,
+            list: (...args: Parameters<typeof reader.list>) => {
+              lists++;
+              return reader.list(...args);
+            },
+          };
+        };
+      },
+    });
+    const work = new DurableWorkRuntime({ store: counted, clock: rt.clock, ids: rt.ids, owner: 'test-host' });
+    const claims = (await Promise.all(Array.from({ length: 8 }, () => work.claimDue({ kind: KIND, limit: 1 })))).flat();
+    expect(new Set(claims.map((c) => c.workId)).size).toBe(8);
+    // One list of the claimable items and one of the leases, for all eight (before: sixteen).
+    expect(lists).toBe(2);
+  });
+
   it('many claimers on two connections claim every item exactly once', async () => {
     const all = await enqueue(rt, 150);
     const other = await openSqliteEventStore({

@@ -1,18 +1,14 @@
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import type { EventRegistry, RecordedEvent } from '@demiurge/contracts';
-import {
-  type AppendResult,
-  InvalidAppendError,
-  type Projector,
-  StoreBusyError,
-  StreamTypeMismatchError,
-} from '@demiurge/event-store';
+import { type AppendResult, InvalidAppendError, StoreBusyError, StreamTypeMismatchError } from '@demiurge/event-store';
 import { type AppendPlan, checkExpectedVersion, eventIdempotencyKey, toRecorded } from '@demiurge/event-store/adapter';
+import type { AsyncProjections } from './async-projections.js';
 import { decodeRow, type LogStatements } from './event-rows.js';
 import { eventHash, GENESIS_HASH } from './hash-chain.js';
 import type { LogPublisher } from './log-publisher.js';
 import type { ProjectorRunner } from './projector-runner.js';
 import { isCorruption } from './store-file-check.js';
+import type { StreamCache } from './stream-cache.js';
 
 interface PendingAppend {
   readonly plan: AppendPlan;
@@ -22,14 +18,29 @@ interface PendingAppend {
 
 type Outcome = { ok: true; value: AppendResult } | { ok: false; error: unknown };
 
+/** How a batch's appends are kept apart: one append alone, optimistic (no savepoints), a savepoint each. */
+type Isolation = 'none' | 'optimistic' | 'savepoints';
+
+/** An optimistic batch met an append that failed after it began writing: rerun it with savepoints. */
+class FailedWhileWriting extends Error {
+  constructor(cause: unknown) {
+    super('an append failed after it began writing', { cause });
+  }
+}
+
 const MAX_BATCH = 512;
+/** The longest the writer goes without letting the event loop turn (timers, sockets) between flushes. */
+const TURN_EVERY_MS = 2;
 
 /** What the group-commit writer needs from its store. */
 export interface GroupCommitDeps {
   readonly stmts: LogStatements;
   readonly registry: EventRegistry;
   readonly projections: ProjectorRunner;
-  readonly projectors: readonly Projector[];
+  /** The asynchronous projectors: told of each commit, and applied inside one when due. */
+  readonly async: AsyncProjections;
+  /** The streams this store read or wrote lately: extended by each commit. */
+  readonly streams: StreamCache;
   readonly publisher: LogPublisher;
   /** How long a locked database is retried before `StoreBusyError`. */
   readonly busyRetryMs: number;
@@ -48,12 +59,18 @@ export interface GroupCommitDeps {
 export class GroupCommitWriter {
   private readonly pending: PendingAppend[] = [];
   private scheduled = false;
+  /** When the event loop last turned under the writer (a flush scheduled on `setImmediate`, a yield). */
+  private lastTurnAt = 0;
+  /** Appends in the last batch. */
+  private lastBatch = 0;
   /** A commit is running. */
   flushing = false;
   /** A rebuild holds the writer: nothing commits until it ends. */
   exclusive = false;
   /** The chain's head inside the append transaction: the last inserted position and its hash. */
   private chain: { position: number; hash: Buffer } = { position: 0, hash: GENESIS_HASH };
+  /** `chain` is the head our last transaction committed (false after a rollback, and before the first). */
+  private chainCommitted = false;
   /** `PRAGMA data_version` when the projectors were last known to be at the head. */
   projectionDataVersion = -1;
 
@@ -79,12 +96,22 @@ export class GroupCommitWriter {
   /**
    * Flushes on the next turn of the event loop (`setImmediate`), not in a microtask: every append made by
    * the code now running, including its promise continuations (concurrent callers' commands), is queued
-   * by then and joins the same commit.
+   * by then and joins the same commit. One exception saves that turn: when the last batch was a single
+   * append (one caller awaiting each command, nothing to batch) and the loop turned less than
+   * {@link TURN_EVERY_MS} ago, it flushes in a microtask; timers and sockets still run at least that often.
    */
   schedule(): void {
     if (this.scheduled) return;
     this.scheduled = true;
+    if (this.lastBatch === 1 && !this.exclusive && performance.now() - this.lastTurnAt < TURN_EVERY_MS) {
+      queueMicrotask(() => {
+        this.scheduled = false;
+        void this.flush();
+      });
+      return;
+    }
     setImmediate(() => {
+      this.lastTurnAt = performance.now();
       this.scheduled = false;
       void this.flush();
     });
@@ -100,11 +127,18 @@ export class GroupCommitWriter {
     this.flushing = true;
     try {
       for (let first = true; this.pending.length > 0 && !this.exclusive; first = false) {
-        if (!first) await yieldToLoop();
+        if (!first) {
+          await yieldToLoop();
+          this.lastTurnAt = performance.now();
+        }
         if (this.pending.length === 0 || this.exclusive || this.deps.damaged()) break;
         const batch = this.pending.splice(0, MAX_BATCH);
+        this.lastBatch = batch.length;
         const outcomes = await this.commitWithRetry(batch);
-        this.deps.publisher.publish(outcomes.flatMap((o) => (o.ok && !o.value.replayed ? o.value.events : [])));
+        const events = outcomes.flatMap((o) => (o.ok && !o.value.replayed ? o.value.events : []));
+        this.deps.streams.committed(events);
+        this.deps.async.committed(events);
+        this.deps.publisher.publish(events);
         outcomes.forEach((outcome, i) => {
           if (outcome.ok) batch[i]!.resolve(outcome.value);
           else batch[i]!.reject(outcome.error);
@@ -132,46 +166,74 @@ export class GroupCommitWriter {
     }
   }
 
-  /** One transaction for the batch, a savepoint per append when there are several. */
+  /**
+   * One transaction for the batch. Optimistic first: an append refused by its checks (expected version,
+   * stream type) wrote nothing, so it needs no savepoint; only when an append fails after it began writing
+   * (a projector threw, a duplicate event id) is the batch run again with a savepoint per append.
+   */
   private commitBatch(batch: readonly PendingAppend[]): Outcome[] {
     const damaged = this.deps.damaged();
     if (damaged) throw damaged;
-    return this.runBatch(batch, batch.length > 1);
+    if (batch.length === 1) return this.runBatch(batch, 'none');
+    try {
+      return this.runBatch(batch, 'optimistic');
+    } catch (err) {
+      if (!(err instanceof FailedWhileWriting)) throw err;
+      return this.runBatch(batch, 'savepoints');
+    }
   }
 
-  private runBatch(batch: readonly PendingAppend[], savepoints: boolean): Outcome[] {
+  private runBatch(batch: readonly PendingAppend[], isolation: Isolation): Outcome[] {
     let caughtUp: number | undefined;
+    let asyncThrough: number | undefined;
     const { overlay } = this.deps.projections;
     let outcomes: Outcome[];
     try {
-      outcomes = this.runInTransaction(batch, savepoints, (v) => {
-        caughtUp = v;
-      });
+      outcomes = this.runInTransaction(
+        batch,
+        isolation,
+        (v) => {
+          caughtUp = v;
+        },
+        (p) => {
+          asyncThrough = p;
+        },
+      );
     } finally {
       // Committed or rolled back: nothing held outlives the transaction.
       overlay.end();
     }
+    this.chainCommitted = true;
     // Only once committed: a rolled-back transaction also rolled back the catch-up it began with.
     if (caughtUp !== undefined) this.projectionDataVersion = caughtUp;
+    if (asyncThrough !== undefined) this.deps.async.applied(asyncThrough);
     return outcomes;
   }
 
   private runInTransaction(
     batch: readonly PendingAppend[],
-    savepoints: boolean,
+    isolation: Isolation,
     caughtUpTo: (dataVersion: number | undefined) => void,
+    asyncAppliedThrough: (position: number | undefined) => void,
   ): Outcome[] {
     const { stmts } = this.deps;
     const { overlay } = this.deps.projections;
     return this.deps.transaction(() => {
       // Documents written by the batch are held and written once, before the commit (see DocumentOverlay).
       overlay.begin();
-      caughtUpTo(this.catchUpForeignWrites());
-      const head = stmts.chainHead.get();
-      this.chain = { position: head?.position ?? 0, hash: head?.hash ?? GENESIS_HASH };
+      const foreign = this.catchUpForeignWrites();
+      caughtUpTo(foreign);
+      // The chain's head is what our last commit left, unless another connection committed since (or the
+      // last transaction did not commit): then it is read.
+      if (foreign !== undefined || !this.chainCommitted) {
+        const head = stmts.chainHead.get();
+        this.chain = { position: head?.position ?? 0, hash: head?.hash ?? GENESIS_HASH };
+      }
+      this.chainCommitted = false;
       let last = 0;
       const outcomes = batch.map((pending): Outcome => {
-        if (!savepoints) return { ok: true, value: this.appendInTx(pending.plan) };
+        if (isolation === 'none') return { ok: true, value: this.appendInTx(pending.plan) };
+        if (isolation === 'optimistic') return this.appendOptimistic(pending.plan);
         stmts.savepoint.run();
         overlay.mark();
         const chain = this.chain;
@@ -189,6 +251,8 @@ export class GroupCommitWriter {
         }
       });
       for (const o of outcomes) if (o.ok && !o.value.replayed) last = Math.max(last, o.value.lastPosition);
+      // What earlier commits left to the asynchronous projectors, when due: no commit of its own.
+      asyncAppliedThrough(this.deps.async.applyDueInTx());
       overlay.flush();
       if (last > 0) this.deps.projections.checkpointAtHead(last);
       return outcomes;
@@ -196,6 +260,30 @@ export class GroupCommitWriter {
   }
 
   private appendInTx(plan: AppendPlan): AppendResult {
+    const checked = this.checkAppend(plan);
+    return 'replayed' in checked ? checked : this.writeAppend(plan, checked.versions);
+  }
+
+  /** An append without a savepoint: refused by its checks, it wrote nothing; failing later, the batch is rerun. */
+  private appendOptimistic(plan: AppendPlan): Outcome {
+    let checked: ReturnType<GroupCommitWriter['checkAppend']>;
+    try {
+      checked = this.checkAppend(plan);
+    } catch (error) {
+      if (isCorruption(error)) throw error;
+      return { ok: false, error };
+    }
+    if ('replayed' in checked) return { ok: true, value: checked };
+    try {
+      return { ok: true, value: this.writeAppend(plan, checked.versions) };
+    } catch (error) {
+      if (isCorruption(error)) throw error;
+      throw new FailedWhileWriting(error);
+    }
+  }
+
+  /** The replayed result of a known idempotency key, or each stream's version (checked): no writes. */
+  private checkAppend(plan: AppendPlan): AppendResult | { versions: number[] } {
     const { stmts, registry } = this.deps;
     const key = plan.idempotencyKey;
     if (key !== undefined && stmts.keyPosition.get(key) !== undefined) {
@@ -211,6 +299,10 @@ export class GroupCommitWriter {
       checkExpectedVersion(stream.streamId, stream.expectedVersion, head?.stream_version ?? 0);
       return head?.stream_version ?? 0;
     });
+    return { versions };
+  }
+
+  private writeAppend(plan: AppendPlan, versions: readonly number[]): AppendResult {
     const events: RecordedEvent[] = [];
     for (const [i, stream] of plan.streams.entries()) {
       let version = versions[i]!;
@@ -278,7 +370,7 @@ export class GroupCommitWriter {
   private catchUpForeignWrites(): number | undefined {
     const version = this.deps.stmts.dataVersion.get()!;
     if (version === this.projectionDataVersion) return undefined;
-    while (!this.deps.projections.catchUp(this.deps.projectors, 1000).done) {
+    while (!this.deps.projections.catchUp(this.deps.projections.inline, 1000).done) {
       // each pass applies one batch; the transaction holds the write lock, so the head cannot move
     }
     return version;

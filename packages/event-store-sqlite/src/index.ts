@@ -1,3 +1,4 @@
+export type { ProjectionLag } from './async-projections.js';
 export type { ConnectionOptions, Synchronous } from './connection.js';
 export { assertSqliteFile, readSchemaInfo, type SchemaInfo, snapshotDatabase } from './database-file.js';
 export {

@@ -22,8 +22,12 @@ export interface CatchUpResult {
 export class ProjectorRunner {
   private readonly txs = new Map<string, ProjectionTx>();
   private readonly handles = new Map<string, ReadonlySet<string>>();
-  /** `UPDATE … SET position = ? WHERE name IN (every projector)`, or none without projectors. */
+  /** `UPDATE … SET position = ? WHERE name IN (every inline projector)`, or none without them. */
   private readonly checkpointAll: Database.Statement<unknown[]> | undefined;
+  /** The projectors applied in the append transaction. */
+  readonly inline: readonly Projector[];
+  /** The projectors applied after the commit (`mode: 'async'`, see `AsyncProjections`). */
+  readonly async: readonly Projector[];
   /** The documents a group-commit transaction wrote, held until it commits (see {@link DocumentOverlay}). */
   readonly overlay: DocumentOverlay;
 
@@ -41,29 +45,37 @@ export class ProjectorRunner {
       this.txs.set(p.name, new SqliteProjectionTx(p.name, docs, runner, qb, this.overlay));
       this.handles.set(p.name, new Set(p.handles));
     }
-    if (projectors.length > 0) {
+    this.inline = projectors.filter((p) => p.mode !== 'async');
+    this.async = projectors.filter((p) => p.mode === 'async');
+    if (this.inline.length > 0) {
       this.checkpointAll = db.prepare(
-        `UPDATE projector_checkpoints SET position = ? WHERE name IN (${projectors.map(() => '?').join(', ')})`,
+        `UPDATE projector_checkpoints SET position = ? WHERE name IN (${this.inline.map(() => '?').join(', ')})`,
       );
     }
   }
 
-  /** Applies freshly appended events to every projector that handles them. */
+  /** Applies freshly appended events to every inline projector that handles them. */
   applyNew(events: readonly RecordedEvent[]): void {
-    for (const p of this.projectors) {
+    this.applyTo(this.inline, events);
+  }
+
+  /** Applies events to the given projectors, each only the events past `after(projector)`. */
+  applyTo(projectors: readonly Projector[], events: readonly RecordedEvent[], after?: (p: Projector) => number): void {
+    for (const p of projectors) {
+      const from = after?.(p) ?? 0;
       const handles = this.handles.get(p.name)!;
       const tx = this.txs.get(p.name)!;
-      for (const event of events) if (handles.has(event.type)) applyOne(p, event, tx);
+      for (const event of events) if (event.position > from && handles.has(event.type)) applyOne(p, event, tx);
     }
   }
 
   /**
-   * Moves every projector's checkpoint to `position`, in one statement, at each commit: they were all at
-   * the head when the commit began (the writer catches them up first), so after it they all include it,
-   * including a projector that handled none of its events. The next open then finds nothing to catch up.
+   * Moves every inline projector's checkpoint to `position`, in one statement, at each commit: they were
+   * all at the head when the commit began (the writer catches them up first), so after it they all include
+   * it, including a projector that handled none of its events. The next open then finds nothing to catch up.
    */
   checkpointAtHead(position: number): void {
-    this.checkpointAll?.run(position, ...this.projectors.map((p) => p.name));
+    this.checkpointAll?.run(position, ...this.inline.map((p) => p.name));
   }
 
   /**

@@ -33,6 +33,7 @@ import {
 } from '@demiurge/event-store/adapter';
 import type Database from 'better-sqlite3';
 import { Observable } from 'rxjs';
+import { AsyncProjections, type ProjectionLag } from './async-projections.js';
 import { openDatabase } from './connection.js';
 import { closeWithoutCheckpoint } from './damaged-close.js';
 import { decodeRow, type EventRow, LogStatements } from './event-rows.js';
@@ -45,6 +46,7 @@ import { createQueryBuilder } from './schema.js';
 import { SqlRunner } from './sql-runner.js';
 import type { ConnectionSettings, SqliteEventStore, SqliteEventStoreOptions } from './sqlite-store-options.js';
 import { isCorruption } from './store-file-check.js';
+import { StreamCache } from './stream-cache.js';
 
 /**
  * Opens the SQLite event store at `path`, running migrations and bringing every projector up to
@@ -78,6 +80,8 @@ class SqliteStore implements SqliteEventStore {
   private readonly projections: ProjectorRunner;
   private readonly publisher: LogPublisher;
   private readonly writer: GroupCommitWriter;
+  private readonly async: AsyncProjections;
+  private readonly streams = new StreamCache();
   private closed = false;
   /** Set at the first corruption error: from then on the store refuses everything with it (fail-stop). */
   private damaged: DamagedStoreError | undefined;
@@ -105,11 +109,20 @@ class SqliteStore implements SqliteEventStore {
       (err) => this.failStop(err),
     );
     this.events$ = this.publisher.events$;
+    this.async = new AsyncProjections({
+      projections: this.projections,
+      stmts: this.stmts,
+      lagMs: options.asyncProjectionLagMs ?? 50,
+      canRun: () => !this.closed && !this.damaged && !this.writer.exclusive && !this.db.inTransaction,
+      writerBusy: () => this.writer.busy,
+      transaction: (work) => this.transaction(work),
+    });
     this.writer = new GroupCommitWriter({
       stmts: this.stmts,
       registry: this.registry,
       projections: this.projections,
-      projectors: this.projectors,
+      async: this.async,
+      streams: this.streams,
       publisher: this.publisher,
       busyRetryMs: options.busyRetryMs ?? 30_000,
       transaction: (work) => this.transaction(work),
@@ -130,8 +143,13 @@ class SqliteStore implements SqliteEventStore {
     }
     this.guard(() => {
       this.writer.projectionDataVersion = dataVersion;
+      this.async.start(this.stmts.head.get()!);
       this.publisher.start();
     });
+  }
+
+  projectionLag(options?: { reset?: boolean }): ProjectionLag {
+    return this.async.lag(options?.reset ?? false);
   }
 
   append(input: AppendStream | readonly AppendStream[], options?: AppendOptions): Promise<AppendResult> {
@@ -152,9 +170,17 @@ class SqliteStore implements SqliteEventStore {
 
   async readStream(streamId: string, options?: ReadStreamOptions): Promise<RecordedEvent[]> {
     if (options?.limit === undefined) {
-      // The command handlers' hot path (load an aggregate): one prepared statement.
-      const rows = this.guard(() => this.stmts.stream.all(streamId, options?.fromVersion ?? 1));
-      return rows.map((row) => decodeRow(this.registry, row));
+      // The command handlers' hot path (load an aggregate): what this store just wrote or read, else one
+      // prepared statement.
+      const from = options?.fromVersion ?? 1;
+      return this.guard(() => {
+        const dataVersion = this.stmts.dataVersion.get()!;
+        const cached = this.streams.read(streamId, from, dataVersion);
+        if (cached) return cached;
+        const events = this.stmts.stream.all(streamId, from).map((row) => decodeRow(this.registry, row));
+        if (from <= 1) this.streams.remember(streamId, events, dataVersion);
+        return events;
+      });
     }
     let query = this.qb
       .selectFrom('events')
@@ -224,11 +250,17 @@ class SqliteStore implements SqliteEventStore {
 
   projection(name: string): ProjectionReader {
     const projector = selectProjectors(this.projectors, [name])[0]!;
+    // An asynchronous projector is brought to the head before each read (nothing to do when it is current).
+    const catchUp = projector.mode === 'async' ? () => this.async.catchUp() : () => {};
     return createProjectionReader(projector, {
       runner: this.runner,
       qb: this.qb,
       projections: this.projections,
-      guard: (read) => this.guard(read),
+      guard: (read) =>
+        this.guard(() => {
+          catchUp();
+          return read();
+        }),
     });
   }
 
@@ -287,6 +319,16 @@ class SqliteStore implements SqliteEventStore {
       this.writer.schedule();
       await yieldToLoop();
     }
+    // The asynchronous projectors reach the head: the next open has nothing to catch up.
+    if (!this.damaged) {
+      try {
+        this.guard(() => this.async.catchUp());
+      } catch (err) {
+        if (this.damaged) throw err;
+        // A failing asynchronous projector stays behind; the next open catches it up (and reports it).
+      }
+    }
+    this.async.stop();
     this.closed = true;
     this.publisher.complete();
     if (this.damaged) closeWithoutCheckpoint(this.db, this.path);

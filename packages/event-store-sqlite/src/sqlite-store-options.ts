@@ -1,5 +1,6 @@
 import type { Clock, EventRegistry, IdGenerator } from '@demiurge/contracts';
 import type { DamagedStoreError, EventStore, Projector } from '@demiurge/event-store';
+import type { ProjectionLag } from './async-projections.js';
 import type { ConnectionOptions } from './connection.js';
 import type { ChainHead, ChainReport } from './hash-chain.js';
 
@@ -14,6 +15,13 @@ export interface SqliteEventStoreOptions extends ConnectionOptions {
   readonly tailIntervalMs?: number;
   /** How long a locked database is retried before `StoreBusyError`. Default 30 000 ms. */
   readonly busyRetryMs?: number;
+  /**
+   * Target lag of the asynchronous projectors (`mode: 'async'`): what a commit leaves them is applied in a
+   * later group commit once it waited a quarter of this long, or in a transaction of its own after this long
+   * when no append is queued.
+   * Reads through `projection(name)` never see them behind. Default 50 ms.
+   */
+  readonly asyncProjectionLagMs?: number;
   /** Events per transaction when catching projectors up at open. Default 5000. */
   readonly catchUpBatchSize?: number;
   /**
@@ -36,6 +44,11 @@ export interface ConnectionSettings {
 export interface SqliteEventStore extends EventStore {
   readonly path: string;
   settings(): ConnectionSettings;
+  /**
+   * How far the asynchronous projectors lag behind this store's commits, measured since open or since the
+   * last call with `reset: true` (which starts a new measurement of the longest lag).
+   */
+  projectionLag(options?: { reset?: boolean }): ProjectionLag;
   /**
    * The head of the log's hash chain: the last event's position and its recorded hash (hex). Keep it
    * elsewhere: a later {@link verifyChain} whose chain passes through it proves nothing before it changed.

@@ -10,7 +10,7 @@ beforeEach(() => {
 });
 afterEach(() => dir.remove());
 
-it('a burst of commands yields to the event loop at every flush: a 1 ms timer keeps firing', async () => {
+it('a burst of commands yields to the event loop (every flush, or every 2 ms for a lone caller): a 1 ms timer keeps firing', async () => {
   const store = await openSqliteEventStore({
     path: join(dir.path, 'runtime.sqlite3'),
     registry: testEventRegistry,

@@ -65,4 +65,5 @@ export {
   type Projector,
   type ProjectorCheckpoint,
   type ProjectorDefinition,
+  type ProjectorMode,
 } from './projector.js';

@@ -26,7 +26,17 @@ export interface ProjectionTx {
 }
 
 /**
- * An inline projector: applied in the append transaction, so its read model is never behind the log.
+ * How a projector keeps up with the log:
+ * - `inline` (the default): applied in the append transaction, so its read model is never behind the log;
+ * - `async`: a read model that only serves people (counts, running lists). A store may apply it after the
+ *   commit, in later transactions, with a bounded lag; every read through `projection(name)` first brings
+ *   it to the head, and `close` leaves it there. The SQLite store does so; the memory and PostgreSQL stores
+ *   apply it inline (a lag of zero is a valid bound).
+ */
+export type ProjectorMode = 'inline' | 'async';
+
+/**
+ * A projector: applied in the append transaction (inline), or shortly after it (`mode: 'async'`).
  * Bump `version` when `apply` changes meaning; the store then rebuilds it from the log at open.
  */
 export interface Projector {
@@ -34,6 +44,8 @@ export interface Projector {
   readonly version: number;
   /** The event types it applies; others are never passed to `apply`. */
   readonly handles: readonly string[];
+  /** `inline` when absent; see {@link ProjectorMode}. */
+  readonly mode?: ProjectorMode;
   apply(event: RecordedEvent, tx: ProjectionTx): void;
   /** Brings the read model back to empty before a rebuild. */
   reset(tx: ProjectionTx): void;
@@ -43,6 +55,8 @@ export interface ProjectorDefinition {
   readonly name: string;
   readonly version: number;
   readonly handles: readonly string[];
+  /** `inline` when absent; see {@link ProjectorMode}. */
+  readonly mode?: ProjectorMode;
   apply(event: RecordedEvent, tx: ProjectionTx): void;
   reset?(tx: ProjectionTx): void;
 }
@@ -67,6 +81,7 @@ export function defineProjector(def: ProjectorDefinition): Projector {
     name: def.name,
     version: def.version,
     handles: [...def.handles],
+    ...(def.mode === 'async' ? { mode: def.mode } : {}),
     apply: def.apply,
     reset: def.reset ?? ((tx) => tx.clear()),
   };

@@ -46,6 +46,11 @@ export const HostConfig = z.strictObject({
       url: z.string().refine(isPostgresUrl, 'must be a postgres:// or postgresql:// URL').optional(),
       /** SQLite only. */
       synchronous: z.enum(['FULL', 'NORMAL']).default('FULL'),
+      /**
+       * SQLite only: the target lag of the asynchronous read models (operator-status) behind the log; reads
+       * are caught up first whatever it is. Default 50.
+       */
+      async_projection_lag_ms: z.number().int().positive().optional(),
     })
     .superRefine((store, ctx) => {
       if (store.kind === 'postgres' && !store.url) {

@@ -115,6 +115,9 @@ export const operatorStatusProjector = defineProjector({
   // 2: notices of blocked tasks, acknowledgements per notice (workId), allowed lists of tasks changed.
   // 3: work items follow the work item fold: a leased item keeps its claim token, an event naming a stale one is skipped.
   version: 3,
+  // It serves people only (status, the gateway's status frames): applied after the commit, with a bounded lag;
+  // every read through the store's projection() is caught up first (see docs/performance.md).
+  mode: 'async',
   handles: [...workEvents, ...taskEvents, ...deliveryEvents].map((e) => e.type),
   apply(event, tx) {
     const spec = specOf(event.type);

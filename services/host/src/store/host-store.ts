@@ -13,7 +13,13 @@ export type HostStore = SqliteEventStore | PostgresEventStore;
 
 /** Which store a home uses, resolved from its configuration (`store.kind`, `store.url`, `DEMIURGE_STORE_URL`). */
 export type StoreSelection =
-  | { readonly kind: 'sqlite'; readonly path: string; readonly synchronous: 'FULL' | 'NORMAL' }
+  | {
+      readonly kind: 'sqlite';
+      readonly path: string;
+      readonly synchronous: 'FULL' | 'NORMAL';
+      /** The asynchronous projectors' target lag (`store.async_projection_lag_ms`); the store's default when absent. */
+      readonly asyncProjectionLagMs?: number;
+    }
   | { readonly kind: 'postgres'; readonly url: string };
 
 /**
@@ -24,7 +30,13 @@ export type StoreSelection =
  */
 export function storeSelection(home: string, config: HostConfig): StoreSelection {
   if (config.store.kind === 'postgres' && config.store.url) return { kind: 'postgres', url: config.store.url };
-  return { kind: 'sqlite', path: storePath(home), synchronous: config.store.synchronous };
+  const lag = config.store.async_projection_lag_ms;
+  return {
+    kind: 'sqlite',
+    path: storePath(home),
+    synchronous: config.store.synchronous,
+    ...(lag === undefined ? {} : { asyncProjectionLagMs: lag }),
+  };
 }
 
 /** Where a store keeps its log, for people: the SQLite file, or the PostgreSQL URL without its password. */
@@ -64,6 +76,7 @@ export async function openHostStore(selection: StoreSelection, options: OpenHost
     path: selection.path,
     projectors: options.projectors,
     synchronous: selection.synchronous,
+    ...(selection.asyncProjectionLagMs === undefined ? {} : { asyncProjectionLagMs: selection.asyncProjectionLagMs }),
     ...ports,
     ...(options.onDamaged ? { onDamaged: options.onDamaged } : {}),
     ...(options.onFileChecked ? { onFileChecked: options.onFileChecked } : {}),

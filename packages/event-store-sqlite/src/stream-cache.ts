@@ -1,0 +1,69 @@
+import type { RecordedEvent } from '@demiurge/contracts';
+
+/** Longer streams are not kept (they are read from the file): the cache holds at most max × this many events. */
+const MAX_EVENTS = 256;
+
+/**
+ * The recently read or written streams of one store, so that a command loading the aggregate another command
+ * just wrote (claim, then succeed) does not read and decode it again. Exact, not a guess: a stream is kept
+ * whole (versions 1..n), extended by this store's own commits, dropped when a commit does not follow it, and
+ * everything is forgotten when another connection committed (`PRAGMA data_version` moved). The events are the
+ * ones the store publishes (validated and stamped at append, like a decoded read), frozen when first served,
+ * since every reader now shares them; callers get a copy of the list. Bounded: at most 1,024 streams of up to
+ * 256 events; the least recently used are forgotten first.
+ */
+export class StreamCache {
+  private readonly streams = new Map<string, RecordedEvent[]>();
+  private dataVersion = -1;
+
+  constructor(private readonly max = 1024) {}
+
+  /** The whole stream from `fromVersion` when it is known at `dataVersion`, else undefined. */
+  read(streamId: string, fromVersion: number, dataVersion: number): RecordedEvent[] | undefined {
+    if (dataVersion !== this.dataVersion) {
+      this.streams.clear();
+      this.dataVersion = dataVersion;
+      return undefined;
+    }
+    const events = this.streams.get(streamId);
+    if (!events) return undefined;
+    this.streams.delete(streamId);
+    this.streams.set(streamId, events);
+    // Frozen when first served (not at each commit: most committed events are never read back).
+    return events.slice(Math.max(0, fromVersion - 1)).map(freeze);
+  }
+
+  /** A whole stream (versions 1..n) read at `dataVersion`. */
+  remember(streamId: string, events: readonly RecordedEvent[], dataVersion: number): void {
+    if (dataVersion !== this.dataVersion) {
+      this.streams.clear();
+      this.dataVersion = dataVersion;
+    }
+    if (events.length <= MAX_EVENTS) this.put(streamId, events.map(freeze));
+  }
+
+  /** This store committed `events`: streams they follow are extended, new ones kept, the others dropped. */
+  committed(events: readonly RecordedEvent[]): void {
+    for (const event of events) {
+      const known = this.streams.get(event.streamId);
+      if (known && known.length === event.streamVersion - 1 && known.length < MAX_EVENTS) known.push(event);
+      else if (event.streamVersion === 1) this.put(event.streamId, [event]);
+      else this.streams.delete(event.streamId);
+    }
+  }
+
+  private put(streamId: string, events: RecordedEvent[]): void {
+    this.streams.delete(streamId);
+    this.streams.set(streamId, events);
+    if (this.streams.size > this.max) this.streams.delete(this.streams.keys().next().value!);
+  }
+}
+
+/** Freezes a value and everything it holds (events are plain JSON data). */
+function freeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const inner of Object.values(value)) freeze(inner);
+  }
+  return value;
+}

@@ -1,0 +1,64 @@
+import { join } from 'node:path';
+import { testEventRegistry } from '@demiurge/event-store/testing';
+import { afterEach, beforeEach, expect, it } from 'vitest';
+import { openSqliteEventStore, type SqliteEventStore } from '../src/index.js';
+import { tempDir } from './temp-dir.js';
+
+let dir: ReturnType<typeof tempDir>;
+let path: string;
+beforeEach(() => {
+  dir = tempDir();
+  path = join(dir.path, 'runtime.sqlite3');
+});
+afterEach(() => dir.remove());
+
+const open = () => openSqliteEventStore({ path, registry: testEventRegistry });
+const increment = (store: SqliteEventStore, by: number, expectedVersion: number | 'no_stream' | 'any' = 'any') =>
+  store.append({
+    streamType: 'counter',
+    streamId: 'c',
+    expectedVersion,
+    events: [{ type: 'test.incremented', data: { by } }],
+  });
+const amounts = async (store: SqliteEventStore, fromVersion?: number) =>
+  (await store.readStream('c', fromVersion === undefined ? undefined : { fromVersion })).map(
+    (e) => (e.data as { by: number }).by,
+  );
+
+it('a stream read after this store wrote it is served whole and in order, without a re-read', async () => {
+  const store = await open();
+  try {
+    await increment(store, 1, 'no_stream');
+    await increment(store, 2, 1);
+    expect(await amounts(store)).toEqual([1, 2]);
+    await increment(store, 3, 2);
+    expect(await amounts(store)).toEqual([1, 2, 3]);
+    expect(await amounts(store, 2)).toEqual([2, 3]);
+    // Readers share the events: they are frozen, and the list is each caller's own.
+    const read = await store.readStream('c');
+    expect(Object.isFrozen(read[0]!.data)).toBe(true);
+    read.pop();
+    expect(await amounts(store)).toEqual([1, 2, 3]);
+    expect((await store.readStream('nothing')).length).toBe(0);
+  } finally {
+    await store.close();
+  }
+});
+
+it("another connection's commit is seen at the next read (the cache is dropped when data_version moves)", async () => {
+  const a = await open();
+  const b = await open();
+  try {
+    await increment(a, 1, 'no_stream');
+    expect(await amounts(a)).toEqual([1]);
+    await increment(b, 2, 1);
+    expect(await amounts(a)).toEqual([1, 2]);
+    // And a's next append at the version it now reads commits after b's.
+    await increment(a, 3, 2);
+    expect(await amounts(a)).toEqual([1, 2, 3]);
+    expect(await amounts(b)).toEqual([1, 2, 3]);
+  } finally {
+    await a.close();
+    await b.close();
+  }
+});
