@@ -9,7 +9,7 @@ import {
 import { checkEvents, type WorkEventType, workLifecycle } from '@demiurge/lifecycle';
 import { claimableByKindPrefix, workItemsReader } from '@demiurge/projector-work-items';
 import type { KindRegistry } from './kinds.js';
-import { isLeased, loadWork, payloadProblem, type WorkAggregate } from './work-aggregate.js';
+import { afterAppend, isLeased, loadWork, payloadProblem, type WorkAggregate } from './work-aggregate.js';
 
 /** A live claim: present its token on every later write of the item. */
 export interface WorkClaim {
@@ -31,6 +31,8 @@ export interface ClaimContext {
   readonly owner: string;
   readonly kinds: KindRegistry;
   readonly appendOptions: AppendOptions;
+  /** Told each claim made and the item as that claim left it (the runtime decides the claim's next command from it). */
+  readonly claimed?: (claim: WorkClaim, item: WorkAggregate) => void;
 }
 
 /** A claim decided from an item's stream: the claim and its events, or why not (maybe with events: corrupt). */
@@ -170,9 +172,8 @@ export async function claimDue(
     if (picked.length === 0) break;
     let retry = false;
     try {
-      const decisions = await Promise.all(
-        picked.map(async (id) => decideClaim(ctx, await loadWork(ctx.store, id), now, options.leaseMs)),
-      );
+      const items = await Promise.all(picked.map((id) => loadWork(ctx.store, id)));
+      const decisions = items.map((item) => decideClaim(ctx, item, now, options.leaseMs));
       // Issued in one synchronous loop: the appends are queued together and commit in one transaction.
       const appends = decisions.map((d) => (d.stream ? ctx.store.append(d.stream, ctx.appendOptions) : undefined));
       const settled = await Promise.allSettled(appends);
@@ -184,6 +185,7 @@ export async function claimDue(
           else failure ??= { error: outcome.reason };
         } else if ('claim' in decision) {
           claims.push(decision.claim);
+          ctx.claimed?.(decision.claim, afterAppend(items[i]!, outcome.value?.events ?? []));
         } else {
           skipped.add(picked[i]!);
           retry = true;
