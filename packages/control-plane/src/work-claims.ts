@@ -98,6 +98,12 @@ export function decideClaim(ctx: ClaimContext, item: WorkAggregate, now: number,
   return { claim, stream: streamAppend(WORK, item, checkEvents(workLifecycle, item.state, events, workId)) };
 }
 
+/** Due work ids, and whether more lie beyond the listed ones. */
+interface DueCandidates {
+  readonly ids: readonly string[];
+  readonly more: boolean;
+}
+
 /**
  * Due items, oldest first (queued or retry_scheduled and due, then leased with an expired lease); `more`
  * when a list was cut at `limit` while still in its due part.
@@ -106,7 +112,7 @@ async function dueCandidates(
   store: EventStore,
   options: { kind?: string | undefined; limit: number },
   now: string,
-): Promise<{ ids: string[]; more: boolean }> {
+): Promise<DueCandidates> {
   const reader = workItemsReader(store);
   const [collection, prefix] = options.kind
     ? [reader.claimableByKind, claimableByKindPrefix(options.kind)]
@@ -128,6 +134,37 @@ async function dueCandidates(
   };
 }
 
+/** Candidate listings in flight, per store and kind: concurrent claimers of this process share one. */
+const listings = new WeakMap<EventStore, Map<string, { limit: number; listing: Promise<DueCandidates> }>>();
+
+/**
+ * {@link dueCandidates}, or the listing of the same kind another claimer of this process has in flight when it
+ * asked for at least as many (eight workers polling one queue read it once, not eight times). What it lists
+ * was due when it started; a claim decided from it is checked against the item's stream as always.
+ */
+function sharedDueCandidates(
+  store: EventStore,
+  options: { kind?: string | undefined; limit: number },
+  now: string,
+): Promise<DueCandidates> {
+  let byKind = listings.get(store);
+  if (!byKind) {
+    byKind = new Map();
+    listings.set(store, byKind);
+  }
+  const key = options.kind ?? '';
+  const running = byKind.get(key);
+  if (running && running.limit >= options.limit) return running.listing;
+  const listing = dueCandidates(store, options, now);
+  const entry = { limit: options.limit, listing };
+  byKind.set(key, entry);
+  const done = () => {
+    if (byKind.get(key) === entry) byKind.delete(key);
+  };
+  listing.then(done, done);
+  return listing;
+}
+
 /**
  * Reserves up to `want` due items no concurrent claimer of this process holds and this call has not
  * refused (in `reserved`, synchronously after reading the list, so concurrent callers pick different ones).
@@ -141,7 +178,7 @@ async function reserveCandidates(
 ): Promise<string[]> {
   // Enough to skip what concurrent claimers hold without a second look in the usual case.
   for (let limit = options.want * 2 + 2 + reserved.size; ; limit *= 2) {
-    const listed = await dueCandidates(store, { kind: options.kind, limit }, now);
+    const listed = await sharedDueCandidates(store, { kind: options.kind, limit }, now);
     const picked = [...new Set(listed.ids)]
       .filter((id) => !reserved.has(id) && !skipped.has(id))
       .slice(0, options.want);
