@@ -21,7 +21,7 @@ import { z } from 'zod';
 import { NotClaimableError, NotFoundError, parseSpec } from './errors.js';
 import { defaultWorkKinds, type KindRegistry } from './kinds.js';
 import { decideWork, type WorkCommand } from './work.decider.js';
-import { loadWork } from './work-aggregate.js';
+import { afterAppend, loadWork, type WorkAggregate } from './work-aggregate.js';
 import { type ClaimContext, claimDue, decideClaim, type WorkClaim } from './work-claims.js';
 import { expireLease, setAsideIfCorrupt } from './work-recovery.js';
 
@@ -73,6 +73,11 @@ const iso = (ms: number) => new Date(ms).toISOString();
 export class DurableWorkRuntime {
   readonly kinds: KindRegistry;
   private readonly leaseMs: number;
+  /**
+   * Each live claim this runtime made or last wrote with, and the item as that write left it: the claim's next
+   * command decides from it first (no read of the stream), appending with its version as the expected version.
+   */
+  private readonly written = new WeakMap<WorkClaim, WorkAggregate>();
 
   constructor(private readonly options: DurableWorkOptions) {
     this.kinds = options.kinds ?? defaultWorkKinds;
@@ -161,31 +166,32 @@ export class DurableWorkRuntime {
   /** Extends the lease. */
   async heartbeat(claim: WorkClaim, options: { leaseMs?: number } = {}): Promise<WorkClaim> {
     const leaseUntil = iso(this.options.clock.now() + (options.leaseMs ?? this.leaseMs));
-    await this.decide({ type: 'heartbeat', ...this.claimOf(claim), leaseUntil });
-    return { ...claim, leaseUntil };
+    const renewed = { ...claim, leaseUntil };
+    await this.decide({ type: 'heartbeat', ...this.claimOf(claim), leaseUntil }, [], claim, renewed);
+    return renewed;
   }
 
   markRunning(claim: WorkClaim): Promise<void> {
-    return this.decide({ type: 'mark_running', ...this.claimOf(claim) });
+    return this.decide({ type: 'mark_running', ...this.claimOf(claim) }, [], claim);
   }
 
   /** Records the intent to perform an external send; from here the item is never claimed again. */
   markSending(claim: WorkClaim): Promise<void> {
-    return this.decide({ type: 'mark_sending', ...this.claimOf(claim) });
+    return this.decide({ type: 'mark_sending', ...this.claimOf(claim) }, [], claim);
   }
 
   succeed(claim: WorkClaim, options: { externalRef?: string } = {}, also: readonly AppendStream[] = []): Promise<void> {
-    return this.decide({ type: 'succeed', ...this.claimOf(claim), ...options }, also);
+    return this.decide({ type: 'succeed', ...this.claimOf(claim), ...options }, also, claim);
   }
 
   /** Fails this attempt: with `retryAt` the item is rescheduled, without it fails for good. */
   fail(claim: WorkClaim, options: { error: { code: string; message: string }; retryAt?: string }): Promise<void> {
-    return this.decide({ type: 'fail', ...this.claimOf(claim), ...options });
+    return this.decide({ type: 'fail', ...this.claimOf(claim), ...options }, [], claim);
   }
 
   /** Marks an interrupted send as unknown: only an operator ({@link resolveUnknown}) settles it. */
   markUnknown(claim: WorkClaim, reason: string): Promise<void> {
-    return this.decide({ type: 'mark_unknown', ...this.claimOf(claim), reason });
+    return this.decide({ type: 'mark_unknown', ...this.claimOf(claim), reason }, [], claim);
   }
 
   /** Cancels unsent work; repeating it is a no-op. */
@@ -257,7 +263,15 @@ export class DurableWorkRuntime {
 
   private claimContext(): ClaimContext {
     const { store, clock, ids, owner } = this.options;
-    return { store, clock, ids, owner, kinds: this.kinds, appendOptions: this.appendOptions() };
+    return {
+      store,
+      clock,
+      ids,
+      owner,
+      kinds: this.kinds,
+      appendOptions: this.appendOptions(),
+      claimed: (claim, item) => this.written.set(claim, item),
+    };
   }
 
   private appendOptions(idempotencyKey?: string): AppendOptions {
@@ -272,8 +286,40 @@ export class DurableWorkRuntime {
     return { workId: claim.workId, claimToken: claim.claimToken, now: iso(this.options.clock.now()) };
   }
 
-  /** load (the work item fold) → {@link decideWork} → append, with `also` in the same commit when it appends. */
-  private decide(command: WorkCommand, also: readonly AppendStream[] = []): Promise<void> {
+  /**
+   * load (the work item fold) → {@link decideWork} → append, with `also` in the same commit when it appends.
+   * A command on a claim this runtime wrote last decides first from the item as that write left it (no read);
+   * its append expects that version, so when anyone else wrote since (a version conflict), or when that state
+   * refuses the command, it runs the usual way from a fresh load. `next` is the claim the caller goes on with.
+   */
+  private async decide(
+    command: WorkCommand,
+    also: readonly AppendStream[] = [],
+    claim?: WorkClaim,
+    next: WorkClaim | undefined = claim,
+  ): Promise<void> {
+    const known = claim && this.written.get(claim);
+    if (claim) this.written.delete(claim);
+    if (known) {
+      let events: ReturnType<typeof decideWork> = [];
+      try {
+        events = decideWork(command, known.facts);
+      } catch {
+        // Refused on what this runtime last wrote: the fresh load below decides (and refuses with the truth).
+      }
+      if (events.length > 0) {
+        try {
+          const result = await this.options.store.append(
+            [streamAppend(WORK, known, events), ...also],
+            this.appendOptions(),
+          );
+          if (next) this.written.set(next, afterAppend(known, result.events));
+          return;
+        } catch (err) {
+          if (!(err instanceof StreamVersionConflictError)) throw err;
+        }
+      }
+    }
     return commandLoop(this.options.store, async () => {
       const item = await loadWork(this.options.store, command.workId);
       const events = decideWork(command, item.facts);

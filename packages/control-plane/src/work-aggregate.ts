@@ -1,3 +1,4 @@
+import type { RecordedEvent } from '@demiurge/contracts';
 import { type EventStore, type Loaded, loadAggregate } from '@demiurge/event-store';
 import { LEASED_WORK_STATES, type WorkFacts, type WorkPayload, type WorkState, workFold } from '@demiurge/lifecycle';
 import { StaleClaimError } from './errors.js';
@@ -31,6 +32,27 @@ export const isLeased = (state: WorkState): boolean => LEASED_WORK_STATES.includ
  */
 export async function loadWork(store: EventStore, workId: string): Promise<WorkAggregate> {
   const loaded = await loadAggregate(store, workFold, workId);
+  return aggregateOf(loaded);
+}
+
+/**
+ * The item after `appended`, its own events just committed at the versions after `item.version`: what
+ * {@link loadWork} reads when nobody else has written to the item since. A decision taken from it appends with
+ * its version as the expected version, so a write by anyone else in between is a version conflict.
+ */
+export function afterAppend(item: WorkAggregate, appended: readonly RecordedEvent[]): WorkAggregate {
+  const mine = appended.filter((e) => e.streamId === item.streamId);
+  let facts = item.facts;
+  for (const event of mine) facts = workFold.evolve(facts, event, item.streamId);
+  return aggregateOf({
+    streamId: item.streamId,
+    state: facts,
+    version: mine[mine.length - 1]?.streamVersion ?? item.version,
+    events: [...item.events, ...mine],
+  });
+}
+
+function aggregateOf(loaded: Loaded<WorkFacts>): WorkAggregate {
   const facts = loaded.state;
   return {
     ...loaded,

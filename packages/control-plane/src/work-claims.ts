@@ -9,7 +9,7 @@ import {
 import { checkEvents, type WorkEventType, workLifecycle } from '@demiurge/lifecycle';
 import { claimableByKindPrefix, workItemsReader } from '@demiurge/projector-work-items';
 import type { KindRegistry } from './kinds.js';
-import { isLeased, loadWork, payloadProblem, type WorkAggregate } from './work-aggregate.js';
+import { afterAppend, isLeased, loadWork, payloadProblem, type WorkAggregate } from './work-aggregate.js';
 
 /** A live claim: present its token on every later write of the item. */
 export interface WorkClaim {
@@ -31,6 +31,8 @@ export interface ClaimContext {
   readonly owner: string;
   readonly kinds: KindRegistry;
   readonly appendOptions: AppendOptions;
+  /** Told each claim made and the item as that claim left it (the runtime decides the claim's next command from it). */
+  readonly claimed?: (claim: WorkClaim, item: WorkAggregate) => void;
 }
 
 /** A claim decided from an item's stream: the claim and its events, or why not (maybe with events: corrupt). */
@@ -96,6 +98,12 @@ export function decideClaim(ctx: ClaimContext, item: WorkAggregate, now: number,
   return { claim, stream: streamAppend(WORK, item, checkEvents(workLifecycle, item.state, events, workId)) };
 }
 
+/** Due work ids, and whether more lie beyond the listed ones. */
+interface DueCandidates {
+  readonly ids: readonly string[];
+  readonly more: boolean;
+}
+
 /**
  * Due items, oldest first (queued or retry_scheduled and due, then leased with an expired lease); `more`
  * when a list was cut at `limit` while still in its due part.
@@ -104,15 +112,18 @@ async function dueCandidates(
   store: EventStore,
   options: { kind?: string | undefined; limit: number },
   now: string,
-): Promise<{ ids: string[]; more: boolean }> {
+): Promise<DueCandidates> {
   const reader = workItemsReader(store);
   const [collection, prefix] = options.kind
     ? [reader.claimableByKind, claimableByKindPrefix(options.kind)]
     : [reader.claimable, ''];
+  // Both lists at once (on PostgreSQL two pooled connections: one round trip, not two).
+  const [claimable, leases] = await Promise.all([
+    collection.list({ prefix, limit: options.limit }),
+    reader.leases.list({ limit: options.limit }),
+  ]);
   const ids: string[] = [];
-  const claimable = await collection.list({ prefix, limit: options.limit });
   for (const entry of claimable) if (entry.dueAt <= now) ids.push(entry.workId);
-  const leases = await reader.leases.list({ limit: options.limit });
   for (const lease of leases) {
     if (lease.leaseUntil >= now) break;
     if (lease.status !== 'sending' && (!options.kind || lease.kind === options.kind)) ids.push(lease.workId);
@@ -126,44 +137,54 @@ async function dueCandidates(
   };
 }
 
-/** A candidate list concurrent claimers of one store share: the callers that ask before it is read join it. */
-interface Gathering {
-  readonly key: string;
+/** A candidate listing concurrent claimers of this process share, per store and kind. */
+interface Listing {
+  /** How many entries it reads; grows while it has not started. */
   limit: number;
   started: boolean;
-  readonly listed: Promise<{ ids: string[]; more: boolean }>;
+  readonly listing: Promise<DueCandidates>;
 }
 
-const gatherings = new WeakMap<EventStore, Gathering>();
+const listings = new WeakMap<EventStore, Map<string, Listing>>();
 
 /**
- * {@link dueCandidates}, read once for the concurrent claimers of a store that ask in the same turn (eight
- * workers resuming from one commit ask one after another, within one microtask step): the list is read a
- * microtask later, long enough for all of them (each adds twice what it wants), instead of once per claimer.
+ * {@link dueCandidates}, shared by the concurrent claimers of this process: claimers that ask in the same turn
+ * (eight workers resuming from one commit) join a listing read a microtask later, each growing it by twice
+ * what it wants; claimers that ask while it is in flight (a PostgreSQL round trip) join it when it reads at
+ * least as many as they need. Eight workers polling one queue read it once, not eight times. What it lists was
+ * due when it started; a claim decided from it is checked against the item's stream as always.
  */
-function sharedCandidates(
+function sharedDueCandidates(
   store: EventStore,
   options: { kind?: string | undefined; limit: number; want: number },
   now: string,
-): Promise<{ ids: string[]; more: boolean }> {
-  const key = `${options.kind ?? ''}\u0000${now}`;
-  const joined = gatherings.get(store);
-  if (joined && joined.key === key && !joined.started) {
-    joined.limit = Math.max(joined.limit, options.limit) + 2 * options.want;
-    return joined.listed;
+): Promise<DueCandidates> {
+  let byKind = listings.get(store);
+  if (!byKind) {
+    byKind = new Map();
+    listings.set(store, byKind);
   }
-  const gathering: Gathering = {
-    key,
+  const key = options.kind ?? '';
+  const current = byKind.get(key);
+  if (current && !current.started) {
+    current.limit = Math.max(current.limit, options.limit) + 2 * options.want;
+    return current.listing;
+  }
+  if (current && current.limit >= options.limit) return current.listing;
+  const entry: Listing = {
     limit: options.limit,
     started: false,
-    listed: Promise.resolve().then(() => {
-      gathering.started = true;
-      if (gatherings.get(store) === gathering) gatherings.delete(store);
-      return dueCandidates(store, { kind: options.kind, limit: gathering.limit }, now);
+    listing: Promise.resolve().then(() => {
+      entry.started = true;
+      return dueCandidates(store, { kind: options.kind, limit: entry.limit }, now);
     }),
   };
-  gatherings.set(store, gathering);
-  return gathering.listed;
+  byKind.set(key, entry);
+  const done = () => {
+    if (byKind.get(key) === entry) byKind.delete(key);
+  };
+  entry.listing.then(done, done);
+  return entry.listing;
 }
 
 /**
@@ -179,7 +200,7 @@ async function reserveCandidates(
 ): Promise<string[]> {
   // Enough to skip what concurrent claimers hold without a second look in the usual case.
   for (let limit = options.want * 2 + 2 + reserved.size; ; limit *= 2) {
-    const listed = await sharedCandidates(store, { kind: options.kind, limit, want: options.want }, now);
+    const listed = await sharedDueCandidates(store, { kind: options.kind, limit, want: options.want }, now);
     const picked = [...new Set(listed.ids)]
       .filter((id) => !reserved.has(id) && !skipped.has(id))
       .slice(0, options.want);
@@ -210,9 +231,8 @@ export async function claimDue(
     if (picked.length === 0) break;
     let retry = false;
     try {
-      const decisions = await Promise.all(
-        picked.map(async (id) => decideClaim(ctx, await loadWork(ctx.store, id), now, options.leaseMs)),
-      );
+      const items = await Promise.all(picked.map((id) => loadWork(ctx.store, id)));
+      const decisions = items.map((item) => decideClaim(ctx, item, now, options.leaseMs));
       // Issued in one synchronous loop: the appends are queued together and commit in one transaction.
       const appends = decisions.map((d) => (d.stream ? ctx.store.append(d.stream, ctx.appendOptions) : undefined));
       const settled = await Promise.allSettled(appends);
@@ -224,6 +244,7 @@ export async function claimDue(
           else failure ??= { error: outcome.reason };
         } else if ('claim' in decision) {
           claims.push(decision.claim);
+          ctx.claimed?.(decision.claim, afterAppend(items[i]!, outcome.value?.events ?? []));
         } else {
           skipped.add(picked[i]!);
           retry = true;

@@ -148,4 +148,28 @@ describe('batched claims on a real SQLite file', () => {
     const expired = await rt.store.readAll({ types: ['work.lease_expired'] });
     expect(expired).toHaveLength(3);
   });
+
+  it('a claim goes on from the item as its claim left it, until another writer moves the item: then it is refused', async () => {
+    await enqueue(rt, 2);
+    const [mine, next] = await rt.work.claimDue({ kind: KIND, limit: 2 });
+    // Another host cancels the first item while this one holds its live claim (lease of 60 s).
+    const other = new DurableWorkRuntime({ store: rt.store, clock: rt.clock, ids: rt.ids, owner: 'operator-host' });
+    await other.cancel(mine!.workId, 'operator says no');
+    // What this runtime remembers of the claim allows the success; the stream does not: refused, nothing written.
+    await expect(rt.work.succeed(mine!)).rejects.toBeInstanceOf(StaleClaimError);
+    expect((await rt.work.get(mine!.workId)).status).toBe('cancelled');
+    // The untouched claim runs its commands without reading its stream first, and they are recorded in order.
+    await rt.work.markRunning(next!);
+    const renewed = await rt.work.heartbeat(next!);
+    await rt.work.succeed(renewed);
+    const events = await rt.store.readStream(next!.workId);
+    expect(events.map((e) => e.type)).toEqual([
+      'work.enqueued',
+      'work.claimed',
+      'work.running',
+      'work.heartbeat',
+      'work.succeeded',
+    ]);
+    expect(await rt.store.readAll({ types: ['work.succeeded'] })).toHaveLength(1);
+  });
 });

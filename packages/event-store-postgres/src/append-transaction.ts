@@ -1,37 +1,25 @@
 import type { EventRegistry, RecordedEvent } from '@demiurge/contracts';
 import { type AppendResult, InvalidAppendError, type Projector, StreamTypeMismatchError } from '@demiurge/event-store';
 import { type AppendPlan, checkExpectedVersion, eventIdempotencyKey, toRecorded } from '@demiurge/event-store/adapter';
-import { type Kysely, sql } from 'kysely';
+import { sql } from 'kysely';
+import type { CacheStamp, DocumentCache } from './document-cache.js';
 import { decodeRow, EVENT_COLUMNS, type EventRow } from './event-rows.js';
 import { type ChainedRow, eventHash } from './hash-chain.js';
+import { lockForAppend, lockHead } from './head-lock.js';
 import { EVENTS_CHANNEL } from './log-publisher.js';
-import { type DocumentWrites, documentWritesCtes, type ProjectorRunner } from './projector-runner.js';
-import type { StoreSchema } from './schema.js';
+import type { PipelinedTransaction } from './pipelined-transaction.js';
+import {
+  type DocumentWrites,
+  documentWritesCtes,
+  type ProjectorRunner,
+  type SeenDocuments,
+} from './projector-runner.js';
 
-type Db = Kysely<StoreSchema>;
-
-/** The locked log head: the last committed position and its hash. */
-export interface LockedHead {
-  readonly position: number;
-  readonly hash: Buffer;
-}
-
-/**
- * Takes the log-head row lock for the rest of the transaction: the serialized position allocator. Every
- * transaction that appends or writes projections takes it first, so positions are dense (a rolled-back append
- * rolls its allocation back) and commit in position order: a reader that has seen position N has seen every
- * position below it, and a tailing reader never skips an event that commits later with a lower position.
- *
- * Only the locked row is re-read after the wait (EvalPlanQual): anything else this statement read would be as
- * of before the wait. So what the transaction decides on (checkpoints, stream heads, keys) is read by later
- * statements, each with a snapshot taken after the lock was granted.
- */
-export async function lockHead(tx: Db): Promise<LockedHead> {
-  const { rows } = await sql<{ position: number; hash: Buffer }>`
-    SELECT position, hash FROM log_head FOR UPDATE`.execute(tx);
-  const row = rows[0];
-  if (!row) throw new Error('the log_head row is missing: the database was changed behind the store');
-  return { position: Number(row.position), hash: row.hash };
+/** The store's document cache, and what this transaction leaves for it once it commits. */
+export interface AppendCache {
+  readonly documents: DocumentCache;
+  /** Set when the transaction wrote: the stamp its commit leaves and the documents its projectors saw. */
+  committed?: { stamp: CacheStamp; seen: SeenDocuments };
 }
 
 /**
@@ -45,13 +33,23 @@ export async function lockHead(tx: Db): Promise<LockedHead> {
  * write of documents and the one commit. Each result is the append's result or its refusal.
  */
 export async function appendInTransaction(
-  tx: Db,
+  t: PipelinedTransaction,
   plans: readonly AppendPlan[],
   registry: EventRegistry,
   runner: ProjectorRunner,
   projectors: readonly Projector[],
+  cache?: AppendCache,
 ): Promise<(AppendResult | Error)[]> {
-  const head = await lockHead(tx);
+  const known = cache && projectors.length > 0 ? cache.documents : undefined;
+  // One round trip (with BEGIN): the lock, the streams' heads, the lowest checkpoint of this store's projectors.
+  const { tx } = t;
+  const start = await lockForAppend(
+    t,
+    [...new Set(plans.flatMap((p) => p.streams.map((s) => s.streamId)))],
+    projectors.map((p) => p.name),
+  );
+  const { head } = start;
+  known?.validate(head.position, start.writer);
   const key = plans.length === 1 ? plans[0]!.idempotencyKey : undefined;
   if (plans.length > 1 && plans.some((p) => p.idempotencyKey !== undefined)) {
     throw new Error('an append with an idempotency key runs in a transaction of its own');
@@ -65,30 +63,16 @@ export async function appendInTransaction(
       return [{ events, lastPosition: events[events.length - 1]!.position, replayed: true }];
     }
   }
-  // One round trip after the lock: the streams' heads and the lowest checkpoint of this store's projectors.
-  const { rows: streamHeads } = await sql<{
-    lowest: number | null;
-    stream_id: string | null;
-    stream_version: number;
-    stream_type: string;
-  }>`SELECT c.lowest, s.stream_id, s.stream_version, s.stream_type
-    FROM (SELECT min(position) AS lowest FROM projector_checkpoints
-          WHERE name = ANY(${projectors.map((p) => p.name)}::text[])) c
-    LEFT JOIN (SELECT DISTINCT ON (stream_id) stream_id, stream_version, stream_type FROM events
-               WHERE stream_id = ANY(${[...new Set(plans.flatMap((p) => p.streams.map((s) => s.streamId)))]}::text[])
-               ORDER BY stream_id, stream_version DESC) s ON true`.execute(tx);
-  const lowest = streamHeads[0]?.lowest ?? null;
-  if (projectors.length > 0 && Number(lowest ?? 0) < head.position) {
+  let caughtUp = false;
+  if (projectors.length > 0 && (start.lowest ?? 0) < head.position) {
+    known?.clear();
+    caughtUp = true;
     // A rebuild, or a host without these projectors, left them behind: catch them up before applying on them.
     while (!(await runner.catchUp(tx, projectors, head.position, 1000)).done) {
       // one batch per pass; the lock holds the head still
     }
   }
-  const heads = new Map(
-    streamHeads
-      .filter((r) => r.stream_id !== null)
-      .map((r) => [r.stream_id!, { type: r.stream_type, version: r.stream_version }]),
-  );
+  const heads = new Map(start.streams);
   const events: RecordedEvent[] = [];
   const rows: (ChainedRow & { hash: Buffer })[] = [];
   const results: (AppendResult | Error)[] = [];
@@ -134,19 +118,26 @@ export async function appendInTransaction(
     events.push(...mine);
     results.push({ events: mine, lastPosition: mine[mine.length - 1]?.position ?? head.position, replayed: false });
   }
-  if (rows.length === 0) return results;
+  if (rows.length === 0) {
+    // Nothing appended; a catch-up wrote documents, so it leaves its mark on the head row as every writer does.
+    if (caughtUp) await lockHead(tx, { touch: true });
+    return results;
+  }
   const lastPosition = head.position + rows.length;
+  const seen: SeenDocuments = { documents: [], complete: true };
   const writes: DocumentWrites =
     projectors.length > 0
-      ? await runner.applyCollect(tx, events)
+      ? await runner.applyCollect(tx, events, projectors, known && { known, seen })
       : { put: { p: [], c: [], i: [], d: [] }, gone: { p: [], c: [], i: [] } };
   // One statement: insert the events, write the projectors' documents, move the head and the projectors'
   // checkpoints (they have seen everything up to it), and NOTIFY, which PostgreSQL delivers at commit, in commit
   // order. Projectors read documents, never `events`, so the rows can wait until here. Its text never changes
-  // (every value is a parameter, rows are arrays), so each connection prepares it once.
+  // (every value is a parameter, rows are arrays), so each connection prepares it once. It returns the
+  // transaction's id, which its update of the head leaves as the row's xmin (the document cache's stamp).
   const column = <K extends keyof (typeof rows)[number]>(k: K) => rows.map((r) => r[k]);
   try {
-    await sql`WITH inserted AS (
+    const done = await t.commit(
+      sql<{ xid: string }>`WITH inserted AS (
         INSERT INTO events (position, event_id, stream_type, stream_id, stream_version, type, schema_version, data,
           meta, recorded_at, idempotency_key, hash)
         SELECT * FROM unnest(${column('position')}::bigint[], ${column('event_id')}::text[],
@@ -158,7 +149,11 @@ export async function appendInTransaction(
       moved AS (UPDATE log_head SET position = ${lastPosition}, hash = ${previous} RETURNING position),
       checkpoints AS (UPDATE projector_checkpoints SET position = ${lastPosition}
         WHERE name = ANY(${projectors.map((p) => p.name)}::text[]))
-      SELECT pg_notify(${EVENTS_CHANNEL}, position::text) FROM moved`.execute(tx);
+      SELECT pg_notify(${EVENTS_CHANNEL}, position::text), pg_current_xact_id()::xid::text AS xid FROM moved`.compile(
+        tx,
+      ),
+    );
+    if (known && cache) cache.committed = { stamp: { position: lastPosition, xid: done[0]!.xid }, seen };
   } catch (err) {
     const e = err as { code?: string; constraint?: string; detail?: string };
     if (e.code === '23505' && e.constraint === 'events_event_id_key') {

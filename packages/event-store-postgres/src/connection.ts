@@ -59,6 +59,9 @@ export function createPool(options: PoolOptions, onIdleError: (err: Error) => vo
     connectionTimeoutMillis: options.connectTimeoutMs ?? 10_000,
     types: parsers,
     application_name: 'demiurge',
+    // Pipeline mode: queries issued back to back are written together (an append's BEGIN with its first
+    // statement, its last statement with COMMIT: see pipelined-transaction.ts); awaited queries run as before.
+    pipeline: true,
     ...(options.preparedStatements === false ? {} : { Client: PreparingClient }),
   });
   pool.on('error', onIdleError);

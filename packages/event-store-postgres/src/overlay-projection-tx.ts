@@ -68,7 +68,11 @@ export class OverlayProjectionTx implements ProjectionTx {
   /** Writes of the event being applied: kept on success, dropped on a miss. */
   private staged = new Layer();
 
-  constructor(readonly projector: string) {}
+  constructor(
+    readonly projector: string,
+    /** Documents known without a load (the store's {@link DocumentCache}): text, null for absent, undefined if unknown. */
+    private readonly known?: (collection: string, id: string) => string | null | undefined,
+  ) {}
 
   get<T = unknown>(collection: string, id: string): T | undefined {
     const doc = this.read(collection, id);
@@ -143,6 +147,21 @@ export class OverlayProjectionTx implements ProjectionTx {
     return !this.written.empty;
   }
 
+  /**
+   * Every document this transaction loaded or wrote, as it stands once the writes are committed; undefined
+   * when the projector cleared collections (what a clear removed is not listed).
+   */
+  documents(): [collection: string, id: string, doc: string | null][] | undefined {
+    if (this.written.clearedAll || this.written.cleared.size > 0) return undefined;
+    const out: [string, string, string | null][] = [];
+    for (const [collection, docs] of this.base) {
+      const written = this.written.docs.get(collection);
+      for (const [id, doc] of docs) if (!written?.has(id)) out.push([collection, id, doc]);
+    }
+    for (const [collection, docs] of this.written.docs) for (const [id, doc] of docs) out.push([collection, id, doc]);
+    return out;
+  }
+
   private read(collection: string, id: string): string | null {
     const staged = this.staged.lookup(collection, id);
     if (staged !== undefined) return staged;
@@ -151,6 +170,11 @@ export class OverlayProjectionTx implements ProjectionTx {
     const base = this.base.get(collection);
     if (base?.has(id)) return base.get(id)!;
     if (this.loadedCollections.has(collection)) return null;
+    const known = this.known?.(collection, id);
+    if (known !== undefined) {
+      this.loaded(collection, id, known);
+      return known;
+    }
     throw new OverlayMiss(collection, id);
   }
 }

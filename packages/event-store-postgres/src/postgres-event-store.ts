@@ -32,14 +32,17 @@ import {
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import type pg from 'pg';
 import { Observable } from 'rxjs';
-import { appendInTransaction, lockHead } from './append-transaction.js';
+import { type AppendCache, appendInTransaction } from './append-transaction.js';
 import { connectionError, createClient, createPool, redactUrl } from './connection.js';
 import { createDatabaseClock, type DatabaseClock, type DatabaseClockOptions, serverTimeOf } from './database-clock.js';
+import { DocumentCache } from './document-cache.js';
 import { decodeRow, EVENT_COLUMNS, type EventRow } from './event-rows.js';
 import { type ChainHead, type ChainReport, walkChain } from './hash-chain.js';
+import { catchUpProjectors, lockHead } from './head-lock.js';
 import { LogPublisher } from './log-publisher.js';
 import { migrate } from './migrations.js';
 import { NotifyListener } from './notify-listener.js';
+import { PipelinedTransactions } from './pipelined-transaction.js';
 import type { PostgresEventStore, PostgresEventStoreOptions } from './postgres-store-options.js';
 import { createProjectionReader } from './projection-reader.js';
 import { ProjectorRunner } from './projector-runner.js';
@@ -77,8 +80,12 @@ class PgStore implements PostgresEventStore {
   private readonly ids: IdGenerator;
   private readonly pool: pg.Pool;
   private readonly db: Kysely<StoreSchema>;
+  /** The appends' transactions: BEGIN and COMMIT pipelined with their first and last statements. */
+  private readonly transactions: PipelinedTransactions;
   private readonly runner: ProjectorRunner;
   private readonly publisher: LogPublisher;
+  /** Projection documents as this store's last commit left them (used only while no one else has written). */
+  private readonly documents: DocumentCache | undefined;
   private listener: NotifyListener | undefined;
   /** Appends (and rebuilds) of this store run one after another, in call order. */
   private queue: Promise<unknown> = Promise.resolve();
@@ -100,7 +107,10 @@ class PgStore implements PostgresEventStore {
     this.ids = options.ids ?? createIdGenerator(this.clock);
     this.pool = createPool(options, (err) => options.onConnectionError?.(err));
     this.db = new Kysely<StoreSchema>({ dialect: new PostgresDialect({ pool: this.pool }) });
+    this.transactions = new PipelinedTransactions(this.pool);
     this.runner = new ProjectorRunner(this.projectors, this.registry);
+    const cached = options.cachedDocuments ?? 5000;
+    this.documents = cached > 0 ? new DocumentCache(cached) : undefined;
     this.publisher = new LogPublisher((after, upTo, limit) => this.readRange(after + 1, limit, undefined, upTo));
     this.events$ = this.publisher.events$;
   }
@@ -109,10 +119,10 @@ class PgStore implements PostgresEventStore {
     await migrate(this.db, this.url, () => new Date(this.clock.now()).toISOString());
     if (this.projectors.length > 0) {
       await this.db.transaction().execute(async (tx) => {
-        await lockHead(tx);
+        await lockHead(tx, { touch: true });
         await this.runner.resetStale(tx);
       });
-      await this.catchUpProjectors(this.projectors, this.options.catchUpBatchSize ?? 5000);
+      await catchUpProjectors(this.db, this.runner, this.projectors, this.options.catchUpBatchSize ?? 5000);
     }
     this.listener = new NotifyListener({
       connect: () => createClient(this.options),
@@ -192,9 +202,18 @@ class PgStore implements PostgresEventStore {
 
   /** One transaction of appends, then their events published in order. */
   private async appendTogether(plans: readonly AppendPlan[]): Promise<(AppendResult | Error)[]> {
-    const results = await this.db
-      .transaction()
-      .execute((tx) => appendInTransaction(tx, plans, this.registry, this.runner, this.projectors));
+    const cache: AppendCache | undefined = this.documents && { documents: this.documents };
+    let results: (AppendResult | Error)[];
+    try {
+      results = await this.transactions.run((t) =>
+        appendInTransaction(t, plans, this.registry, this.runner, this.projectors, cache),
+      );
+    } catch (err) {
+      // Committed or not, the cache cannot tell: forget it.
+      this.documents?.clear();
+      throw err;
+    }
+    if (cache?.committed) cache.documents.committed(cache.committed.stamp, cache.committed.seen);
     for (const r of results) if (!(r instanceof Error) && !r.replayed) await this.publisher.publish(r.events);
     return results;
   }
@@ -308,13 +327,19 @@ class PgStore implements PostgresEventStore {
     }
     const started = this.clock.now();
     return this.serially(async () => {
+      this.documents?.clear();
       await this.db.transaction().execute(async (tx) => {
-        await lockHead(tx);
+        await lockHead(tx, { touch: true });
         await this.runner.reset(tx, selected);
       });
       const head = await this.head();
-      const applied = await this.catchUpProjectors(selected, options?.batchSize ?? 5000, (position, eventsApplied) =>
-        options?.onProgress?.({ projectors: selected.map((p) => p.name), position, head, eventsApplied }),
+      const applied = await catchUpProjectors(
+        this.db,
+        this.runner,
+        selected,
+        options?.batchSize ?? 5000,
+        (position, eventsApplied) =>
+          options?.onProgress?.({ projectors: selected.map((p) => p.name), position, head, eventsApplied }),
       );
       const cps = await this.runner.readCheckpoints(this.db);
       return {
@@ -340,24 +365,6 @@ class PgStore implements PostgresEventStore {
       await this.db.destroy();
     })();
     return this.closing;
-  }
-
-  /** Brings projectors to the head in batches, each its own transaction under the log-head lock. */
-  private async catchUpProjectors(
-    projectors: readonly Projector[],
-    batchSize: number,
-    onStep?: (position: number, applied: number) => void,
-  ): Promise<number> {
-    let applied = 0;
-    for (;;) {
-      const step = await this.db.transaction().execute(async (tx) => {
-        const head = await lockHead(tx);
-        return this.runner.catchUp(tx, projectors, head.position, batchSize);
-      });
-      applied += step.applied;
-      onStep?.(step.position, applied);
-      if (step.done) return applied;
-    }
   }
 
   private serially<T>(work: () => Promise<T>): Promise<T> {

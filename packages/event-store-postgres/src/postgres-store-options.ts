@@ -20,6 +20,12 @@ export interface PostgresEventStoreOptions {
    * 1.21).
    */
   readonly preparedStatements?: boolean;
+  /**
+   * Projection documents kept in memory as this store's last commit left them, so that the next append's
+   * projectors do not load them again while no other writer (another host, a rebuild) has written since.
+   * Default 5000; 0 turns the cache off.
+   */
+  readonly cachedDocuments?: number;
   /** Events per transaction when catching projectors up at open. Default 5000. */
   readonly catchUpBatchSize?: number;
   /** Told about errors of idle pooled connections (the pool drops them and opens new ones). */

@@ -1,6 +1,7 @@
 import type { EventRegistry, RecordedEvent } from '@demiurge/contracts';
 import { type Projector, ProjectorFailedError } from '@demiurge/event-store';
 import { type Kysely, sql } from 'kysely';
+import type { CachedDocument, DocumentCache } from './document-cache.js';
 import { decodeRow, EVENT_COLUMNS, type EventRow } from './event-rows.js';
 import { OverlayMiss, OverlayProjectionTx } from './overlay-projection-tx.js';
 import type { StoreSchema } from './schema.js';
@@ -41,12 +42,18 @@ export class ProjectorRunner {
    * sends them in its last statement); clears are sent here, before, so they come first. Misses of all the
    * projectors are loaded together: one statement per round of reads, not one per document.
    */
-  async applyCollect(tx: Db, events: readonly RecordedEvent[], projectors = this.projectors): Promise<DocumentWrites> {
+  async applyCollect(
+    tx: Db,
+    events: readonly RecordedEvent[],
+    projectors = this.projectors,
+    cache?: { known: DocumentCache; seen: SeenDocuments },
+  ): Promise<DocumentWrites> {
     const pending: { p: Projector; overlay: OverlayProjectionTx; events: RecordedEvent[]; next: number }[] = [];
     for (const p of projectors) {
       const handles = this.handles.get(p.name)!;
       const mine = events.filter((e) => handles.has(e.type));
-      if (mine.length > 0) pending.push({ p, overlay: new OverlayProjectionTx(p.name), events: mine, next: 0 });
+      const known = cache && ((collection: string, id: string) => cache.known.lookup(p.name, collection, id));
+      if (mine.length > 0) pending.push({ p, overlay: new OverlayProjectionTx(p.name, known), events: mine, next: 0 });
     }
     for (let loads = 0; ; loads++) {
       const before = pending.reduce((n, item) => n + item.next, 0);
@@ -68,6 +75,9 @@ export class ProjectorRunner {
           item.overlay.keep();
           item.next++;
         }
+        // The events after the one that missed wait for its loads; probe them now so that their first reads
+        // (most do not depend on the earlier event: another item's documents) join this round's load.
+        probeAhead(item, misses);
       }
       if (misses.length === 0) break;
       // Loads since the last event that completed: a projector that keeps asking for new documents is a bug.
@@ -76,6 +86,13 @@ export class ProjectorRunner {
       await loadMisses(tx, misses);
     }
     const writes: DocumentWrites = { put: { p: [], c: [], i: [], d: [] }, gone: { p: [], c: [], i: [] } };
+    if (cache) {
+      for (const { p, overlay } of pending) {
+        const docs = overlay.documents();
+        if (docs === undefined) cache.seen.complete = false;
+        else for (const [collection, id, doc] of docs) cache.seen.documents.push([p.name, collection, id, doc]);
+      }
+    }
     for (const { overlay } of pending) {
       if (!overlay.dirty) continue;
       await clearDocuments(tx, overlay);
@@ -186,6 +203,40 @@ export class ProjectorRunner {
   }
 }
 
+/**
+ * Applies each event after the one that missed, in a layer that is dropped, only to learn what it would read
+ * first that is not loaded yet (it reads the documents as they were before the missed event: a guess, right
+ * when it reads another item's documents). A probe's writes and errors are discarded; the real apply of each
+ * event happens in order, after the loads.
+ */
+function probeAhead(
+  item: { p: Projector; overlay: OverlayProjectionTx; events: readonly RecordedEvent[]; next: number },
+  misses: { overlay: OverlayProjectionTx; miss: OverlayMiss }[],
+): void {
+  if (item.next >= item.events.length) return;
+  const seen = new Set<string>();
+  for (let i = item.next + 1; i < item.events.length && seen.size < MAX_PROBED_MISSES; i++) {
+    item.overlay.begin();
+    try {
+      item.p.apply(item.events[i]!, item.overlay);
+    } catch (cause) {
+      // A whole collection is loaded only when an event really lists it, never on a guess.
+      if (cause instanceof OverlayMiss && cause.id !== undefined) {
+        const key = `${cause.collection}\u0000${cause.id}`;
+        if (!seen.has(key)) {
+          seen.add(key);
+          misses.push({ overlay: item.overlay, miss: cause });
+        }
+      }
+    } finally {
+      item.overlay.begin();
+    }
+  }
+}
+
+/** Reads one round of probing ahead adds at most, per projector. */
+const MAX_PROBED_MISSES = 500;
+
 /** Runs `work` against the overlay, loading what it misses and running it again, until it completes. */
 async function runWithLoads(tx: Db, overlay: OverlayProjectionTx, work: () => void): Promise<void> {
   for (let loads = 0; ; loads++) {
@@ -199,6 +250,13 @@ async function runWithLoads(tx: Db, overlay: OverlayProjectionTx, work: () => vo
       await load(tx, overlay, err);
     }
   }
+}
+
+/** What an append's projectors read and wrote, for the {@link DocumentCache} once it commits. */
+export interface SeenDocuments {
+  readonly documents: [projector: string, collection: string, id: string, doc: CachedDocument][];
+  /** False when a projector cleared collections: the cache must then be emptied instead. */
+  complete: boolean;
 }
 
 /** Document writes as columns: upserts (projector, collection, id, doc) and deletes (projector, collection, id). */

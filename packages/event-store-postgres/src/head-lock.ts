@@ -1,0 +1,132 @@
+import type { Projector } from '@demiurge/event-store';
+import { type Kysely, sql } from 'kysely';
+import type { PipelinedTransaction } from './pipelined-transaction.js';
+import type { ProjectorRunner } from './projector-runner.js';
+import type { StoreSchema } from './schema.js';
+
+type Db = Kysely<StoreSchema>;
+
+/** The locked log head: the last committed position and its hash. */
+export interface LockedHead {
+  readonly position: number;
+  readonly hash: Buffer;
+}
+
+/**
+ * Takes the log-head row lock for the rest of the transaction: the serialized position allocator. Every
+ * transaction that appends or writes projections takes it first, so positions are dense (a rolled-back append
+ * rolls its allocation back) and commit in position order: a reader that has seen position N has seen every
+ * position below it, and a tailing reader never skips an event that commits later with a lower position.
+ *
+ * Only the locked row is re-read after the wait (EvalPlanQual): anything else this statement read would be as
+ * of before the wait. So what the transaction decides on (checkpoints, stream heads, keys) is read by later
+ * statements, each with a snapshot taken after the lock was granted (or, in {@link lockForAppend}, by the
+ * same statement when it did not wait).
+ *
+ * A transaction that writes projection documents without appending (a reset, a catch-up) passes `touch`: it
+ * updates the row too, so that every writer leaves its transaction id on the row (its `xmin`). That is what
+ * {@link lockForAppend} and the document cache check to know that nobody wrote since.
+ */
+export async function lockHead(tx: Db, options: { touch?: boolean } = {}): Promise<LockedHead> {
+  const { rows } = await (options.touch
+    ? sql<{ position: number; hash: Buffer }>`UPDATE log_head SET position = position RETURNING position, hash`
+    : sql<{ position: number; hash: Buffer }>`SELECT position, hash FROM log_head FOR UPDATE`
+  ).execute(tx);
+  const row = rows[0];
+  if (!row) throw new Error('the log_head row is missing: the database was changed behind the store');
+  return { position: Number(row.position), hash: row.hash };
+}
+
+/** What an append reads under the lock before it decides. */
+export interface AppendStart {
+  readonly head: LockedHead;
+  /** The transaction that last wrote the head row (`xmin`): the last writer of events or documents. */
+  readonly writer: string;
+  /** The lowest checkpoint of the store's projectors (null without projectors). */
+  readonly lowest: number | null;
+  /** The current type and version of each named stream that exists. */
+  readonly streams: ReadonlyMap<string, { type: string; version: number }>;
+}
+
+/**
+ * Begins the append's transaction, locks the head and reads what the append decides on (the named streams'
+ * heads, the lowest checkpoint of `projectors`) in one statement sent together with `BEGIN`: one round trip.
+ * The statement also reads the head row without the lock, as of its own snapshot: when that row is the locked
+ * one (same `xmin`), nobody committed a write between the snapshot and the lock (every writer updates the
+ * row), so what the statement read is current. When it waited for another transaction's lock, the reads are
+ * done again by a statement that starts after the lock (one more round trip).
+ */
+export async function lockForAppend(
+  t: PipelinedTransaction,
+  streamIds: readonly string[],
+  projectors: readonly string[],
+): Promise<AppendStart> {
+  const rows = await t.begin(
+    sql<{
+      position: number;
+      hash: Buffer;
+      locked: string;
+      seen: string | null;
+      lowest: number | null;
+      heads: [string, number, string][] | null;
+    }>`SELECT h.position, h.hash, h.xmin::text AS locked, (SELECT xmin::text FROM log_head) AS seen,
+      (SELECT min(position) FROM projector_checkpoints WHERE name = ANY(${[...projectors]}::text[])) AS lowest,
+      (SELECT json_agg(json_build_array(stream_id, stream_version, stream_type)) FROM (
+        SELECT DISTINCT ON (stream_id) stream_id, stream_version, stream_type FROM events
+        WHERE stream_id = ANY(${[...streamIds]}::text[]) ORDER BY stream_id, stream_version DESC) s) AS heads
+    FROM log_head h FOR UPDATE OF h`.compile(t.tx),
+  );
+  const row = rows[0];
+  if (!row) throw new Error('the log_head row is missing: the database was changed behind the store');
+  const head = { position: Number(row.position), hash: row.hash };
+  if (row.seen === row.locked) {
+    return {
+      head,
+      writer: row.locked,
+      lowest: row.lowest === null ? null : Number(row.lowest),
+      streams: new Map((row.heads ?? []).map(([id, version, type]) => [id, { type, version }])),
+    };
+  }
+  // It waited for another writer: read again, after the lock.
+  const { rows: again } = await sql<{
+    lowest: number | null;
+    stream_id: string | null;
+    stream_version: number;
+    stream_type: string;
+  }>`SELECT c.lowest, s.stream_id, s.stream_version, s.stream_type
+    FROM (SELECT min(position) AS lowest FROM projector_checkpoints WHERE name = ANY(${[...projectors]}::text[])) c
+    LEFT JOIN (SELECT DISTINCT ON (stream_id) stream_id, stream_version, stream_type FROM events
+               WHERE stream_id = ANY(${[...streamIds]}::text[])
+               ORDER BY stream_id, stream_version DESC) s ON true`.execute(t.tx);
+  const lowest = again[0]?.lowest ?? null;
+  return {
+    head,
+    writer: row.locked,
+    lowest: lowest === null ? null : Number(lowest),
+    streams: new Map(
+      again
+        .filter((r) => r.stream_id !== null)
+        .map((r) => [r.stream_id!, { type: r.stream_type, version: r.stream_version }]),
+    ),
+  };
+}
+
+/** Brings projectors to the head in batches, each its own transaction under the log-head lock (touched). */
+export async function catchUpProjectors(
+  db: Db,
+  runner: ProjectorRunner,
+  projectors: readonly Projector[],
+  batchSize: number,
+  onStep?: (position: number, applied: number) => void,
+): Promise<number> {
+  let applied = 0;
+  for (;;) {
+    const step = await db.transaction().execute(async (tx) => {
+      const head = await lockHead(tx, { touch: true });
+      return runner.catchUp(tx, projectors, head.position, batchSize);
+    });
+    applied += step.applied;
+    onStep?.(step.position, applied);
+    if (step.done) return applied;
+  }
+}
