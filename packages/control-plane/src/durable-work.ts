@@ -246,6 +246,29 @@ export class DurableWorkRuntime {
     return { rescheduled, unknown, corrupt };
   }
 
+  /**
+   * Records `work.lease_expired` for leases that ran out by `now`, oldest first (at most `limit`; only of
+   * `kind` and in `statuses` when given): claimed/running items go to `retry_scheduled`, `sending` items to
+   * `unknown` (never re-sent automatically). What a live host runs now and then, so a dead host's sends do
+   * not stay `sending` until some host restarts ({@link recover} runs only at start). Returns what it settled.
+   */
+  async expireLeases(
+    options: { kind?: string; statuses?: readonly WorkItemView['status'][]; limit?: number; now?: number } = {},
+  ): Promise<{ workId: string; state: 'unknown' | 'retry_scheduled' }[]> {
+    const at = iso(options.now ?? this.options.clock.now());
+    const limit = options.limit ?? 50;
+    const settled: { workId: string; state: 'unknown' | 'retry_scheduled' }[] = [];
+    const page = await workItemsReader(this.options.store).leases.list({ limit });
+    for (const lease of page) {
+      if (lease.leaseUntil >= at) break;
+      if (options.kind !== undefined && lease.kind !== options.kind) continue;
+      if (options.statuses && !options.statuses.includes(lease.status)) continue;
+      const state = await expireLease(this.options.store, lease.workId, at, this.appendOptions());
+      if (state) settled.push({ workId: lease.workId, state });
+    }
+    return settled;
+  }
+
   /** The work item's read model, or {@link NotFoundError}. */
   async get(workId: string): Promise<WorkItemView> {
     const view = await workItemsReader(this.options.store).get(workId);

@@ -47,6 +47,8 @@ export interface TurnRuntimeOptions
   /** The slot ids a delegated child may select. */
   readonly knownSlots?: { readonly input: readonly string[]; readonly output: readonly string[] };
   readonly runLeaseMs?: number;
+  /** The lease of durable work claims (deliveries, completion notices, schedule fires); default 30 s. */
+  readonly workLeaseMs?: number;
   /** The task kinds the control plane accepts (default: the control plane's). */
   readonly taskKinds?: KindRegistry;
 }
@@ -69,7 +71,13 @@ export interface TurnRuntime {
  */
 export function createTurnRuntime(options: TurnRuntimeOptions): TurnRuntime {
   const { store, clock, ids } = options;
-  const work = new DurableWorkRuntime({ store, clock, ids, owner: options.owner });
+  const work = new DurableWorkRuntime({
+    store,
+    clock,
+    ids,
+    owner: options.owner,
+    ...(options.workLeaseMs ? { leaseMs: options.workLeaseMs } : {}),
+  });
   const controlPlane = new RuntimeControlPlane({
     store,
     clock,

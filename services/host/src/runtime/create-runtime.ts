@@ -123,6 +123,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<HostRuntim
       provider,
       workspaceRoot: workspace,
       runLeaseMs: config.leases.run_ms,
+      workLeaseMs: config.leases.work_ms,
       onPlanModeWrite: config.plan_mode.on_write,
       stepBudget: core.limits.stepBudget,
       taskKinds: workerTaskKinds,
