@@ -351,6 +351,8 @@ export class DemiurgeApp {
       closing: () => this.isClosing,
       track: (outcome) => this.track(outcome),
       onError: (runId, error) => logger.error(describeFailure({ name: `continuing run ${runId}`, error }), { runId }),
+      // Runs whose owner died (another host on a shared database) are taken over within half a lease.
+      takeOverEveryMs: Math.max(1_000, Math.round(this.runtime.runs.leaseMs / 2)),
     });
     this.loops.push({ close: async () => commands.close() });
     const dispatcher = new BackgroundDispatcher({
