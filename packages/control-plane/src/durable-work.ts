@@ -72,6 +72,11 @@ const iso = (ms: number) => new Date(ms).toISOString();
  */
 export class DurableWorkRuntime {
   readonly kinds: KindRegistry;
+  /**
+   * What this runtime's `claimDue` calls came to: items claimed, and claim races lost (another claimer
+   * committed its claim of the item first; the item was skipped). For operators and tests of several hosts.
+   */
+  readonly claimStats = { claimed: 0, racesLost: 0 };
   private readonly leaseMs: number;
 
   constructor(private readonly options: DurableWorkOptions) {
@@ -151,11 +156,17 @@ export class DurableWorkRuntime {
    * worker takes first are skipped. See {@link claimDue}.
    */
   async claimDue(options: { kind?: string; limit: number; leaseMs?: number }): Promise<WorkClaim[]> {
-    return claimDue(this.claimContext(), {
-      kind: options.kind,
-      limit: options.limit,
-      leaseMs: options.leaseMs ?? this.leaseMs,
-    });
+    const claims = await claimDue(
+      {
+        ...this.claimContext(),
+        onRacesLost: (lost) => {
+          this.claimStats.racesLost += lost;
+        },
+      },
+      { kind: options.kind, limit: options.limit, leaseMs: options.leaseMs ?? this.leaseMs },
+    );
+    this.claimStats.claimed += claims.length;
+    return claims;
   }
 
   /** Extends the lease. */
