@@ -15,6 +15,10 @@ export interface HomeConfig {
   readonly webhookUrl?: string;
   readonly pollMs?: number;
   readonly runLeaseMs?: number;
+  /** `leases.work_ms`: the lease of durable work claims (deliveries, completion notices, schedule fires). */
+  readonly workLeaseMs?: number;
+  /** The scheduler on, ticking every `tickMs` (off by default). */
+  readonly scheduler?: { readonly tickMs: number };
   /** An Agent Core directory instead of the bundled one. */
   readonly core?: string;
 }
@@ -39,11 +43,13 @@ export function writeHome(dir: string, config: HomeConfig): Home {
     // `serve` passes its working directory as the workspace over this key; the tests start it in `ws` too.
     `workspace: ${workspace}`,
     'scheduler:',
-    '  enabled: false',
+    ...(config.scheduler ? ['  enabled: true', `  tick_ms: ${config.scheduler.tickMs}`] : ['  enabled: false']),
     'delivery:',
     `  poll_ms: ${config.pollMs ?? 50}`,
     ...(config.webhookUrl ? ['  webhook:', `    url: ${config.webhookUrl}`, '    timeout_ms: 5000'] : []),
-    ...(config.runLeaseMs ? ['leases:', `  run_ms: ${config.runLeaseMs}`] : []),
+    ...(config.runLeaseMs || config.workLeaseMs ? ['leases:'] : []),
+    ...(config.runLeaseMs ? [`  run_ms: ${config.runLeaseMs}`] : []),
+    ...(config.workLeaseMs ? [`  work_ms: ${config.workLeaseMs}`] : []),
     ...(config.core ? [`core: ${config.core}`] : []),
   ];
   writeFileSync(join(dir, 'config.yaml'), `${lines.join('\n')}\n`);
