@@ -155,3 +155,20 @@ export function describeUnsettled(events: readonly RecordedEvent[], unsettled: r
   }
   return out.join('\n');
 }
+
+/** For a failure report: the events of the fire work items and schedule instances of the given due times. */
+export function describeDueTimes(events: readonly RecordedEvent[], notFired: readonly string[]): string {
+  const due = new Set(notFired.map((n) => n.split(': ')[0]!));
+  const streams = new Set<string>();
+  for (const e of events) {
+    const data = e.data as { kind?: string; payload?: { dueAt?: string }; dueAt?: string };
+    if (e.type === 'work.enqueued' && data.kind === 'schedule.fire' && due.has(data.payload?.dueAt ?? '')) {
+      streams.add(e.streamId);
+    }
+    if (e.streamType === 'schedule_instance' && due.has(data.dueAt ?? '')) streams.add(e.streamId);
+  }
+  return events
+    .filter((e) => streams.has(e.streamId))
+    .map((e) => `  ${e.position} ${e.recordedAt} ${e.streamId} ${e.type} ${JSON.stringify(e.data).slice(0, 300)}`)
+    .join('\n');
+}

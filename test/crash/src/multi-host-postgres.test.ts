@@ -9,6 +9,7 @@ import { type Home, writeHome } from './home.js';
 import { type HostProcess, startHost } from './host-process.js';
 import {
   claimStats,
+  describeDueTimes,
   describeUnsettled,
   scheduleReport,
   setScheduleEnabled,
@@ -228,6 +229,7 @@ describePg('three demiurge serve processes on one PostgreSQL (real hosts, real S
           console.log(`host ${i} stderr (last lines):\n  ${tail || '(nothing)'}`);
         }
         console.log(describeUnsettled(events, unsettled.slice(0, 3)));
+        console.log(describeDueTimes(events, [...schedule.notFired, ...schedule.firedTwice].slice(0, 3)));
       }
       expect(report).toEqual({
         succeededTwice: [],
