@@ -67,11 +67,19 @@ export interface ScheduleReport {
   readonly firedTwice: string[];
   /** Fires a killed host interrupted (their task started once, then failed `interrupted`: not run twice). */
   readonly interrupted: number;
+  /**
+   * Due times whose every claimant (`maxAttempts`, 3) was killed before the fire started: the fire failed
+   * `attempts_exhausted` and did not fire, by design (never fired twice, retried a bounded number of times).
+   */
+  readonly exhaustedByKills: string[];
 }
 
 /** Every due time of the schedule's window fired exactly once (its task started once), across hosts and kills. */
-export function scheduleReport(events: readonly RecordedEvent[]): ScheduleReport {
+export function scheduleReport(events: readonly RecordedEvent[], killed: ReadonlySet<string>): ScheduleReport {
   const itemsByDue = new Map<string, number>();
+  const dueOfItem = new Map<string, string>();
+  const claimants = new Map<string, string[]>();
+  const exhausted = new Set<string>();
   const tasksByDue = new Map<string, string[]>();
   const starts = new Map<string, number>();
   let interrupted = 0;
@@ -80,6 +88,15 @@ export function scheduleReport(events: readonly RecordedEvent[]): ScheduleReport
     if (e.type === 'work.enqueued' && data.kind === 'schedule.fire') {
       const dueAt = (data.payload as { dueAt: string }).dueAt;
       itemsByDue.set(dueAt, (itemsByDue.get(dueAt) ?? 0) + 1);
+      dueOfItem.set(e.streamId, dueAt);
+    }
+    if (e.type === 'work.claimed' && dueOfItem.has(e.streamId)) {
+      claimants.set(e.streamId, [...(claimants.get(e.streamId) ?? []), data.owner as string]);
+    }
+    if (e.type === 'work.failed' && (data.error as { code?: string }).code === 'attempts_exhausted') {
+      const dueAt = dueOfItem.get(e.streamId);
+      // The last claimant settles it; every claimant before it was killed.
+      if (dueAt && (claimants.get(e.streamId) ?? []).slice(0, -1).every((o) => killed.has(o))) exhausted.add(dueAt);
     }
     if (e.type === 'task.submitted' && data.kind === 'schedule.fire') {
       const dueAt = (data.input as { dueAt: string }).dueAt;
@@ -93,7 +110,8 @@ export function scheduleReport(events: readonly RecordedEvent[]): ScheduleReport
   const due = [...itemsByDue.keys()].sort();
   const notFired: string[] = [];
   const firedTwice: string[] = [];
-  if (due.length === 0) return { dueTimes: 0, notFired, firedTwice, interrupted };
+  const exhaustedByKills: string[] = [];
+  if (due.length === 0) return { dueTimes: 0, notFired, firedTwice, interrupted, exhaustedByKills };
   const window: string[] = [];
   for (let t = Date.parse(due[0]!); t <= Date.parse(due.at(-1)!); t += SCHEDULE_EVERY_S * 1000) {
     window.push(new Date(t).toISOString());
@@ -104,11 +122,13 @@ export function scheduleReport(events: readonly RecordedEvent[]): ScheduleReport
     const started = tasks.map((t) => starts.get(t) ?? 0);
     if (items > 1 || tasks.length > 1 || started.some((n) => n > 1)) {
       firedTwice.push(`${dueAt}: ${items} work items, ${tasks.length} tasks started ${started.join('+') || 0} times`);
+    } else if ((tasks.length === 0 || started[0] === 0) && exhausted.has(dueAt)) {
+      exhaustedByKills.push(dueAt);
     } else if (items === 0 || tasks.length === 0 || started[0] === 0) {
       notFired.push(`${dueAt}: ${items} work items, ${tasks.length} tasks, started ${started[0] ?? 0} times`);
     }
   }
-  return { dueTimes: window.length, notFired, firedTwice, interrupted };
+  return { dueTimes: window.length, notFired, firedTwice, interrupted, exhaustedByKills };
 }
 
 /** The claim figures a host process last logged (`serve --log-json`: "work claims: ..."), summed over processes. */

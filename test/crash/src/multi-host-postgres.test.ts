@@ -173,7 +173,7 @@ describePg('three demiurge serve processes on one PostgreSQL (real hosts, real S
       for (const h of hosts) if (h) stderr.push(h.stderr());
       const events = await store.readAll();
       const items = workItems(events);
-      const schedule = scheduleReport(events);
+      const schedule = scheduleReport(events, killed);
       const seconds = Math.round((Date.now() - started) / 1000);
       const submitted = results.reduce((n, r) => n + r.submitted, 0);
       const unknown = [...items.values()].filter((w) => w.status === 'unknown').length;
@@ -184,7 +184,8 @@ describePg('three demiurge serve processes on one PostgreSQL (real hosts, real S
         `multi-host: ${KILLS} kills in ${seconds} s (settled ${settleSeconds} s after the last), ` +
           `${acks.length}/${submitted} submits acknowledged, ${events.length} events, ${items.size} work items ` +
           `(${unknown} sends unknown: ${unknown - unknownLive.length} of a host killed mid-send, ${unknownLive.length} whose live host outlasted the lease), webhook ${sink.hits.length} POSTs for ` +
-          `${sink.counts.size} keys, schedule: ${schedule.dueTimes} due times, ${schedule.interrupted} fires interrupted by a kill; ` +
+          `${sink.counts.size} keys, schedule: ${schedule.dueTimes} due times, ${schedule.interrupted} fires interrupted by a kill, ` +
+          `${schedule.exhaustedByKills.length} not fired because each of their claimants was killed; ` +
           `claims: ${claims.claimed} claimed, ${claims.racesLost} races lost to other hosts ` +
           `(${(claims.racesLost / Math.max(1, claims.claimed)).toFixed(2)} per claim; processes killed meanwhile report up to their last second)`,
       );
