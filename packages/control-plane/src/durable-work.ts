@@ -72,6 +72,11 @@ const iso = (ms: number) => new Date(ms).toISOString();
  */
 export class DurableWorkRuntime {
   readonly kinds: KindRegistry;
+  /**
+   * What this runtime's `claimDue` calls came to: items claimed, and claim races lost (another claimer
+   * committed its claim of the item first; the item was skipped). For operators and tests of several hosts.
+   */
+  readonly claimStats = { claimed: 0, racesLost: 0 };
   private readonly leaseMs: number;
   /**
    * Each live claim this runtime made or last wrote with, and the item as that write left it: the claim's next
@@ -156,11 +161,17 @@ export class DurableWorkRuntime {
    * worker takes first are skipped. See {@link claimDue}.
    */
   async claimDue(options: { kind?: string; limit: number; leaseMs?: number }): Promise<WorkClaim[]> {
-    return claimDue(this.claimContext(), {
-      kind: options.kind,
-      limit: options.limit,
-      leaseMs: options.leaseMs ?? this.leaseMs,
-    });
+    const claims = await claimDue(
+      {
+        ...this.claimContext(),
+        onRacesLost: (lost) => {
+          this.claimStats.racesLost += lost;
+        },
+      },
+      { kind: options.kind, limit: options.limit, leaseMs: options.leaseMs ?? this.leaseMs },
+    );
+    this.claimStats.claimed += claims.length;
+    return claims;
   }
 
   /** Extends the lease. */
@@ -250,6 +261,29 @@ export class DurableWorkRuntime {
       after = claimableKey(page[page.length - 1]!.dueAt, page[page.length - 1]!.workId);
     }
     return { rescheduled, unknown, corrupt };
+  }
+
+  /**
+   * Records `work.lease_expired` for leases that ran out by `now`, oldest first (at most `limit`; only of
+   * `kind` and in `statuses` when given): claimed/running items go to `retry_scheduled`, `sending` items to
+   * `unknown` (never re-sent automatically). What a live host runs now and then, so a dead host's sends do
+   * not stay `sending` until some host restarts ({@link recover} runs only at start). Returns what it settled.
+   */
+  async expireLeases(
+    options: { kind?: string; statuses?: readonly WorkItemView['status'][]; limit?: number; now?: number } = {},
+  ): Promise<{ workId: string; state: 'unknown' | 'retry_scheduled' }[]> {
+    const at = iso(options.now ?? this.options.clock.now());
+    const limit = options.limit ?? 50;
+    const settled: { workId: string; state: 'unknown' | 'retry_scheduled' }[] = [];
+    const page = await workItemsReader(this.options.store).leases.list({ limit });
+    for (const lease of page) {
+      if (lease.leaseUntil >= at) break;
+      if (options.kind !== undefined && lease.kind !== options.kind) continue;
+      if (options.statuses && !options.statuses.includes(lease.status)) continue;
+      const state = await expireLease(this.options.store, lease.workId, at, this.appendOptions());
+      if (state) settled.push({ workId: lease.workId, state });
+    }
+    return settled;
   }
 
   /** The work item's read model, or {@link NotFoundError}. */

@@ -33,6 +33,8 @@ export interface ClaimContext {
   readonly appendOptions: AppendOptions;
   /** Told each claim made and the item as that claim left it (the runtime decides the claim's next command from it). */
   readonly claimed?: (claim: WorkClaim, item: WorkAggregate) => void;
+  /** Told how many items a `claimDue` call lost to other claimers (their append found the item moved). */
+  readonly onRacesLost?: (lost: number) => void;
 }
 
 /** A claim decided from an item's stream: the claim and its events, or why not (maybe with events: corrupt). */
@@ -224,6 +226,7 @@ export async function claimDue(
   const reserved = reservationsOf(ctx.store);
   const skipped = new Set<string>();
   const claims: WorkClaim[] = [];
+  let lost = 0;
   for (let round = 0; round < MAX_ROUNDS && claims.length < options.limit; round++) {
     const now = ctx.clock.now();
     const want = options.limit - claims.length;
@@ -240,8 +243,10 @@ export async function claimDue(
       settled.forEach((outcome, i) => {
         const decision = decisions[i]!;
         if (outcome.status === 'rejected') {
-          if (outcome.reason instanceof StreamVersionConflictError) retry = true;
-          else failure ??= { error: outcome.reason };
+          if (outcome.reason instanceof StreamVersionConflictError) {
+            retry = true;
+            lost++;
+          } else failure ??= { error: outcome.reason };
         } else if ('claim' in decision) {
           claims.push(decision.claim);
           ctx.claimed?.(decision.claim, afterAppend(items[i]!, outcome.value?.events ?? []));
@@ -256,5 +261,6 @@ export async function claimDue(
     }
     if (!retry) break;
   }
+  if (lost > 0) ctx.onRacesLost?.(lost);
   return claims;
 }

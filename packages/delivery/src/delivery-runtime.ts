@@ -23,6 +23,11 @@ export interface DeliveryRuntimeOptions {
   readonly unroutedRetry?: RetryPolicy;
   /** Record a `system`, `model_hidden` message in the session when a delivery fails for good. Default true. */
   readonly failureHistory?: boolean;
+  /**
+   * How often `dispatchDue` also looks for sends whose lease ran out (their host died mid-send) and records
+   * them `unknown` ({@link DeliveryRuntime.expireSends}). Default 1 s; 0 looks on every call.
+   */
+  readonly expireSendsEveryMs?: number;
   readonly meta?: Partial<EventMeta>;
 }
 
@@ -56,6 +61,7 @@ export interface DeliveryRecoverReport {
  */
 export class DeliveryRuntime {
   private readonly deps: DispatchDeps;
+  private nextExpiryCheck = 0;
 
   constructor(private readonly options: DeliveryRuntimeOptions) {
     this.deps = {
@@ -79,6 +85,11 @@ export class DeliveryRuntime {
    * could not be dispatched (a store error), throws after the others settle.
    */
   async dispatchDue(options: { limit: number; leaseMs?: number; signal?: AbortSignal }): Promise<DispatchOutcome[]> {
+    const now = this.options.clock.now();
+    if (now >= this.nextExpiryCheck) {
+      this.nextExpiryCheck = now + (this.options.expireSendsEveryMs ?? 1_000);
+      await this.expireSends(now);
+    }
     const claims = await this.options.work.claimDue({
       kind: WorkKind.deliverySend,
       limit: options.limit,
@@ -93,6 +104,22 @@ export class DeliveryRuntime {
       throw new AggregateError(failures, `${failures.length} of ${claims.length} deliveries could not be dispatched`);
     }
     return settled.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
+  }
+
+  /**
+   * Sends whose lease ran out while `sending` (their host died between recording the intent and the
+   * outcome): the work item becomes `unknown` (`work.lease_expired`) and its delivery `delivery.unknown`,
+   * never re-sent automatically. Any live host does it, on its own clock (the database's on PostgreSQL), so
+   * a dead host's sends are settled within their lease, not when some host next starts. Returns how many.
+   */
+  async expireSends(now = this.options.clock.now()): Promise<number> {
+    const expired = await this.options.work.expireLeases({ kind: WorkKind.deliverySend, statuses: ['sending'], now });
+    for (const { workId } of expired) {
+      const work = await loadWork(this.options.store, workId);
+      const deliveryId = (work.payload as { deliveryId?: unknown } | null)?.deliveryId;
+      if (typeof deliveryId === 'string') await syncDelivery(this.deps.ctx, deliveryId);
+    }
+    return expired.length;
   }
 
   /**

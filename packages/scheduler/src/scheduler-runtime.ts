@@ -124,20 +124,23 @@ export class SchedulerRuntime {
   }
 
   /**
-   * Claims up to `limit` due `schedule.fire` work items (expired claims included: a new claim token,
-   * attempt + 1, the same due time) and fires each. A failure of one attempt is reported as
+   * Claims up to `limit` due `schedule.fire` work items, one at a time (expired claims included: a new claim
+   * token, attempt + 1, the same due time) and fires each before claiming the next. A failure of one attempt is reported as
    * `outcome: 'error'` with its `cause`; the others still run.
    */
   async runDue(options: { limit: number; leaseMs?: number }): Promise<FireResult[]> {
     const parsed = parseSpec('runDue options', RunDueOptions, options);
     const leaseMs = parsed.leaseMs ?? this.options.leaseMs;
-    const claims = await this.options.work.claimDue({
-      kind: WorkKind.scheduleFire,
-      limit: parsed.limit,
-      ...(leaseMs === undefined ? {} : { leaseMs }),
-    });
     const results: FireResult[] = [];
-    for (const claim of claims) {
+    // One claim at a time, each right before its fire runs: a fire runs a turn, and a claim taken for a later
+    // fire would lose its lease while the earlier ones run (another host may take that fire meanwhile).
+    for (let n = 0; n < parsed.limit; n++) {
+      const [claim] = await this.options.work.claimDue({
+        kind: WorkKind.scheduleFire,
+        limit: 1,
+        ...(leaseMs === undefined ? {} : { leaseMs }),
+      });
+      if (!claim) break;
       try {
         results.push(await this.runClaim(claim));
       } catch (cause) {

@@ -99,6 +99,32 @@ describe('SchedulerRuntime: a due time fires once', () => {
     await expectCleanLog(env.store);
   });
 
+  it('a round claims each fire right before it runs: a long fire does not cost the next one its lease', async () => {
+    env = await openEnv({
+      start: '2026-05-01T08:00:00Z',
+      leaseMs: 10_000,
+      fire: async (fire) => {
+        // The turn outlasts a lease; it renews its own claim meanwhile.
+        for (let i = 0; i < 2; i++) {
+          env!.clock.advance(6_000);
+          await fire.heartbeat();
+        }
+        return { summary: `ran ${fire.scheduleId}` };
+      },
+    });
+    env.write('digest', DAILY);
+    env.write('news', 'cron: "0 9 * * *"\nprompt: The news.\n');
+    await env.cycle();
+    env.clock.set(Date.parse('2026-05-01T09:00:05Z'));
+    const { fired } = await env.cycle();
+    // Claimed together, the second fire's claim would have run out while the first ran (a stale claim).
+    expect(fired.map((f) => [f.scheduleId, f.outcome, f.attempt]).sort()).toEqual([
+      ['digest', 'completed', 1],
+      ['news', 'completed', 1],
+    ]);
+    await expectCleanLog(env.store);
+  });
+
   it('runs the fire callback around the task: started, completed with its summary, or failed', async () => {
     const prompts: string[] = [];
     env = await openEnv({

@@ -47,7 +47,7 @@ export interface TurnRuntimeOptions
   /** The slot ids a delegated child may select. */
   readonly knownSlots?: { readonly input: readonly string[]; readonly output: readonly string[] };
   readonly runLeaseMs?: number;
-  /** How long a claim of durable work (a delivery send, a task) holds it (default: DurableWorkRuntime's 30 s). */
+  /** The lease of durable work claims (deliveries, completion notices, schedule fires); default 30 s. */
   readonly workLeaseMs?: number;
   /** The task kinds the control plane accepts (default: the control plane's). */
   readonly taskKinds?: KindRegistry;

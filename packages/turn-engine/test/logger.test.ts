@@ -1,4 +1,5 @@
 import { createSeededIdGenerator } from '@demiurge/contracts/testing';
+import { IllegalTransitionError } from '@demiurge/lifecycle';
 import { RunRuntime, StaleRunLeaseError } from '@demiurge/sessions';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { TurnEngineLogger } from '../src/index.js';
@@ -45,4 +46,48 @@ describe('the logger port', () => {
     expect(reports[0]!.message).toMatch(/heartbeat failed/);
     expect((await h.runs.get(runId)).owner).toBe('other-host');
   });
+
+  it('a heartbeat racing the end of its run (refused: the run is completed) is not reported: no lease was lost', async () => {
+    const reports: string[] = [];
+    const logger: TurnEngineLogger = {
+      warn: (message, context) => reports.push(`warn ${message} ${JSON.stringify(context)}`),
+      error: (message, context) => reports.push(`error ${message} ${JSON.stringify(context)}`),
+    };
+    h = await openHarness({
+      script: [{ tool_calls: [{ name: 'shell', arguments: { command: 'sleep 1.5' } }] }, { content: 'done' }],
+      runLeaseMs: 3_000, // a heartbeat every second: one starts while the shell runs
+      logger,
+    });
+    const harness = h;
+    const heartbeat = harness.runs.heartbeat.bind(harness.runs);
+    const refusals: Promise<unknown>[] = [];
+    // A slow heartbeat: it reaches the store only once the turn has completed the run.
+    harness.runs.heartbeat = async (lease) => {
+      await new Promise<void>((resolve) => {
+        const sub = harness.store.events$.subscribe((e) => {
+          if (e.streamId !== lease.runId || e.type !== 'run.completed') return;
+          resolve();
+          queueMicrotask(() => sub.unsubscribe());
+        });
+      });
+      const attempt = heartbeat(lease);
+      refusals.push(attempt.catch((err: unknown) => err));
+      return attempt;
+    };
+    const { sessionId } = await harness.sessions.create({ title: 't', coreId: 'default' });
+    const outcome = await harness.engine.runTurn({ sessionId, text: 'go' });
+    expect(outcome.status).toBe('completed');
+    await until(() => refusals.length > 0);
+    const [refusal] = await Promise.all(refusals);
+    expect(refusal).toBeInstanceOf(IllegalTransitionError);
+    expect((refusal as Error).message).toMatch(/is completed; run.owner_heartbeat is not allowed/);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(reports).toEqual([]);
+  });
 });
+
+async function until(condition: () => boolean): Promise<void> {
+  for (const deadline = Date.now() + 10_000; !condition(); await new Promise((r) => setTimeout(r, 20))) {
+    if (Date.now() > deadline) throw new Error('timed out');
+  }
+}

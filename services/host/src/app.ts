@@ -15,6 +15,7 @@ import type { AgentCore, BackgroundWorkRuntime } from '@demiurge/slots';
 import type { TurnOutcome, TurnRuntime } from '@demiurge/turn-engine';
 import type { RuntimeTaskWorker } from '@demiurge/workers';
 import { firstValueFrom, type Subject } from 'rxjs';
+import { reportClaimStats } from './claim-stats.js';
 import { COMPLETION_WAKE_EVENTS, type CompletionRound, CompletionTurns } from './completion-turns.js';
 import type { HostConfig } from './config.js';
 import { describeFailure } from './describe-failure.js';
@@ -357,6 +358,8 @@ export class DemiurgeApp {
       closing: () => this.isClosing,
       track: (outcome) => this.track(outcome),
       onError: (runId, error) => logger.error(describeFailure({ name: `continuing run ${runId}`, error }), { runId }),
+      // Runs whose owner died (another host on a shared database) are taken over within half a lease.
+      takeOverEveryMs: Math.max(1_000, Math.round(this.runtime.runs.leaseMs / 2)),
     });
     this.loops.push({ close: async () => commands.close() });
     const dispatcher = new BackgroundDispatcher({
@@ -369,6 +372,7 @@ export class DemiurgeApp {
     this.loops.push(dispatcher);
     this.dispatcherLoop = dispatcher;
     this.loops.push(this.every(250, () => this.worker.runSubmitted(), 'tasks', ['task.submitted']));
+    this.loops.push(reportClaimStats(this.runtime.work.claimStats, logger));
     if (completionTurns) {
       this.loops.push(this.every(1_000, () => this.deliverCompletions(), 'completions', COMPLETION_WAKE_EVENTS));
     }

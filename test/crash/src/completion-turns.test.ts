@@ -1,6 +1,5 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { tempDir } from './cli.js';
 import type { HistoryResult } from './gateway.js';
@@ -127,22 +126,15 @@ describe('completion turns on a real host, across SIGKILL', () => {
     expect(acks()).toHaveLength(1);
     expect(turnsOf()).toHaveLength(3);
     // The acknowledgement is in the commit that admitted the turn (one append: one meta, adjacent positions).
-    const db = new Database(home.home.db, { readonly: true });
-    try {
-      const ack = acks()[0]!;
-      const meta = (position: number) =>
-        JSON.parse(
-          db.prepare<[number], { meta: string }>('SELECT meta FROM events WHERE position = ?').get(position)!.meta,
-        ) as { turnId?: string; actor: { kind: string; id: string } };
-      expect(meta(ack.position)).toMatchObject({
-        turnId: completionTurn.streamId,
-        actor: { kind: 'system', id: 'completion-notices' },
-      });
-      expect(Math.abs(ack.position - completionTurn.position)).toBeLessThan(10);
-      expect(ack.data.consumer).toBe(`session ${sessionId} (turn ${completionTurn.streamId})`);
-    } finally {
-      db.close();
-    }
+    const ack = acks()[0]!;
+    const meta = (position: number) =>
+      home.reader.meta(position) as { turnId?: string; actor: { kind: string; id: string } };
+    expect(meta(ack.position)).toMatchObject({
+      turnId: completionTurn.streamId,
+      actor: { kind: 'system', id: 'completion-notices' },
+    });
+    expect(Math.abs(ack.position - completionTurn.position)).toBeLessThan(10);
+    expect(ack.data.consumer).toBe(`session ${sessionId} (turn ${completionTurn.streamId})`);
 
     // 3. A third host resumes the admitted completion turn as a normal run and finishes it; nothing is told twice.
     await home.restart({ [SLOW_NOTICE_ENV]: '0', [SLOW_OUTPUT_ENV]: '0' });

@@ -15,8 +15,10 @@ export interface HomeConfig {
   readonly webhookUrl?: string;
   readonly pollMs?: number;
   readonly runLeaseMs?: number;
-  /** `leases.work_ms`: how long a claimed work item (a send) is held before another host may expire it. */
+  /** `leases.work_ms`: the lease of durable work claims (deliveries, completion notices, schedule fires). */
   readonly workLeaseMs?: number;
+  /** The scheduler on, ticking every `tickMs` (off by default). */
+  readonly scheduler?: { readonly tickMs: number };
   /** An Agent Core directory instead of the bundled one. */
   readonly core?: string;
 }
@@ -41,7 +43,7 @@ export function writeHome(dir: string, config: HomeConfig): Home {
     // `serve` passes its working directory as the workspace over this key; the tests start it in `ws` too.
     `workspace: ${workspace}`,
     'scheduler:',
-    '  enabled: false',
+    ...(config.scheduler ? ['  enabled: true', `  tick_ms: ${config.scheduler.tickMs}`] : ['  enabled: false']),
     'delivery:',
     `  poll_ms: ${config.pollMs ?? 50}`,
     ...(config.webhookUrl ? ['  webhook:', `    url: ${config.webhookUrl}`, '    timeout_ms: 5000'] : []),

@@ -32,6 +32,8 @@ export interface StartHostOptions {
   /** The working directory of the host (its default workspace). */
   readonly cwd: string;
   readonly env?: NodeJS.ProcessEnv;
+  /** More arguments of `serve` (e.g. `--log-json`). */
+  readonly args?: readonly string[];
   /** How long the ready line may take (default 20 s); later, the start fails with the host's stderr. */
   readonly readyTimeoutMs?: number;
 }
@@ -42,7 +44,7 @@ const STDERR_KEEP = 64 * 1024;
 export function startHost(home: string, options: StartHostOptions): Promise<HostProcess> {
   const child: ChildProcessByStdio<null, Readable, Readable> = spawn(
     process.execPath,
-    [cliBin, 'serve', '--json', '--home', home],
+    [cliBin, 'serve', '--json', '--home', home, ...(options.args ?? [])],
     { cwd: options.cwd, env: { ...process.env, ...options.env }, stdio: ['ignore', 'pipe', 'pipe'] },
   );
   let stdout = '';

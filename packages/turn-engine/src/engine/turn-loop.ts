@@ -1,5 +1,7 @@
 import type { RecordedEvent } from '@demiurge/contracts';
+import { IllegalTransitionError } from '@demiurge/lifecycle';
 import { ProviderError } from '@demiurge/providers';
+import { LIVE_RUN_STATES } from '@demiurge/sessions';
 import { type StopReason, TurnStopped } from './cancellation.js';
 import { budgetExhausted, fail, finish, outcomeOf, release, settleCancel } from './endings.js';
 import type { TurnExecution } from './execution.js';
@@ -23,6 +25,7 @@ export async function runLoop(deps: EngineDeps, exec: TurnExecution): Promise<Tu
     if (event.streamId === runId && event.type === 'run.cancel_requested')
       cancellation.stop({ kind: 'cancel_requested' });
   });
+  let ended = false;
   const beat = setInterval(
     () => {
       deps.runs.heartbeat(exec.lease).then(
@@ -30,7 +33,11 @@ export async function runLoop(deps: EngineDeps, exec: TurnExecution): Promise<Tu
           exec.lease = next;
         },
         (error: unknown) => {
-          deps.logger.warn('the run lease heartbeat failed; the turn stops', { runId, error });
+          // A heartbeat in flight while the turn ends its run is refused by the run machine (`run ... is
+          // completed`): the expected race, not a lost lease. Anything else is reported, and stops the drive.
+          if (!ended && !runHasEnded(error)) {
+            deps.logger.warn('the run lease heartbeat failed; the turn stops', { runId, error });
+          }
           cancellation.stop({ kind: 'lease_lost', cause: error });
         },
       );
@@ -43,9 +50,24 @@ export async function runLoop(deps: EngineDeps, exec: TurnExecution): Promise<Tu
   } catch (err) {
     return await stopped(deps, exec, err);
   } finally {
+    ended = true;
     clearInterval(beat);
     watch.unsubscribe();
   }
+}
+
+/**
+ * Whether a heartbeat was refused because its run had already ended (completed, failed, cancelled,
+ * archived): the run machine allows no `run.owner_heartbeat` there. Once a run has ended there is no lease
+ * left to lose, so this refusal is the heartbeat racing the run's end, never a failure to report.
+ */
+function runHasEnded(error: unknown): boolean {
+  return (
+    error instanceof IllegalTransitionError &&
+    error.aggregate === 'run' &&
+    error.event === 'run.owner_heartbeat' &&
+    !(LIVE_RUN_STATES as readonly string[]).includes(error.from)
+  );
 }
 
 async function steps(deps: EngineDeps, exec: TurnExecution): Promise<TurnOutcome> {

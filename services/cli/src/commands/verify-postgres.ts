@@ -11,6 +11,8 @@ import { diffProjection, type ProjectionDifference } from '../verify/projection-
 import type { VerifyReport } from './verify.js';
 
 const REPORT_LIMIT = 100;
+/** How many times the projections are read again while the log moves under them. */
+const QUIET_ATTEMPTS = 20;
 
 async function* upTo(records: AsyncIterable<StoredEventRecord>, head: number): AsyncGenerator<StoredEventRecord> {
   for await (const record of records) {
@@ -23,7 +25,9 @@ async function* upTo(records: AsyncIterable<StoredEventRecord>, head: number): A
  * `verify` on PostgreSQL: there is no file to snapshot, so it reads the live database. The hash chain, every
  * stream through its lifecycle machine and the invariants on the live projections; then the log up to the
  * head it saw is copied into a private temporary SQLite store whose projections, built from that log, must
- * equal the live ones. Writes in flight while it reads can show as differences: verify a quiet database.
+ * equal the live ones. The projections are read until the head stays the same across the reading (a host
+ * serving the database appends meanwhile); a database that never stays still that long can still show
+ * differences: verify a quiet one.
  */
 export async function verifyPostgres(
   selection: Extract<StoreSelection, { kind: 'postgres' }>,
@@ -33,10 +37,18 @@ export async function verifyPostgres(
   return withStore(selection, async (store) => {
     const chain = await store.verifyChain(options.kept ? { kept: options.kept } : {});
     if (options.head) return chain;
-    const head = await store.head();
     const log = await verifyLog(store.iterate(), { maxViolations: REPORT_LIMIT, fencing: true });
     const findings = await checkInvariants(store, Date.now());
-    const live = await dumpProjections(store);
+    // The projections as of one head: a dump during which the head moved (a serving host appended, say a
+    // heartbeat) is taken again, so that it is compared with the rebuild of exactly the log it reflects.
+    let head = await store.head();
+    let live = await dumpProjections(store);
+    for (let attempt = 1; attempt < QUIET_ATTEMPTS; attempt++) {
+      const after = await store.head();
+      if (after === head) break;
+      head = after;
+      live = await dumpProjections(store);
+    }
     const dir = mkdtempSync(join(tmpdir(), 'demiurge-verify-'));
     const differences: ProjectionDifference[] = [];
     try {

@@ -208,7 +208,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<HostRuntim
         }),
       },
     } as ConstructorParameters<typeof RuntimeTaskWorker>[0]);
-    const scheduler = createScheduler({ store, clock, ids, owner, core, turns });
+    const scheduler = createScheduler({ store, clock, ids, owner, core, turns, workLeaseMs: config.leases.work_ms });
     const pushes$ = new Subject<OperatorPush>();
     const operatorAdapter = createOperatorAdapter();
     operatorAdapter.attach((d) => {
@@ -295,6 +295,8 @@ function createScheduler(deps: {
   owner: string;
   core: AgentCore;
   turns: TurnRuntime;
+  /** The work lease (`leases.work_ms`): a fire's claim is renewed at a third of it while its turn runs. */
+  workLeaseMs: number;
 }): SchedulerRuntime {
   const { store, clock, ids, owner, core, turns } = deps;
   return new SchedulerRuntime({
@@ -315,11 +317,18 @@ function createScheduler(deps: {
       return { sessionId: session.sessionId };
     },
     fire: async (fire) => {
-      const outcome = await turns.engine.runTurn({
-        sessionId: fire.sessionId,
-        text: fire.prompt,
-        actor: { kind: 'schedule', id: fire.scheduleId },
-      });
+      // The fire's claim lives while its turn runs (a turn can outlast the work lease): a lost claim (another
+      // host took the fire over) stops the heartbeat, and the fire's settle reports it.
+      const beat = setInterval(
+        () => {
+          fire.heartbeat().catch(() => clearInterval(beat));
+        },
+        Math.max(500, Math.round(deps.workLeaseMs / 3)),
+      );
+      beat.unref();
+      const outcome = await turns.engine
+        .runTurn({ sessionId: fire.sessionId, text: fire.prompt, actor: { kind: 'schedule', id: fire.scheduleId } })
+        .finally(() => clearInterval(beat));
       if (outcome.status === 'interrupted') {
         throw new Error(
           'the host closed while the scheduled turn ran; the next host start resumes the turn (its answer is recorded in the fire session)',
