@@ -1,4 +1,5 @@
 import { approvalEvents } from './events/approval.events.js';
+import { coreEvents } from './events/core.events.js';
 import { deliveryEvents } from './events/delivery.events.js';
 import { runEvents } from './events/run.events.js';
 import { scheduleInstanceEvents } from './events/schedule.events.js';
@@ -27,6 +28,7 @@ export const domainEventDefinitions = [
   ...scheduleInstanceEvents,
   ...approvalEvents,
   ...slotEvents,
+  ...coreEvents,
 ] as const;
 
 /** The registry of every domain event, the default for stores. */

@@ -35,6 +35,13 @@ export {
   approvalEvents,
 } from './events/approval.events.js';
 export {
+  CoreRevision,
+  CoreRevisionSaved,
+  coreEvents,
+  coreStreamId,
+  TurnCoreCapabilities,
+} from './events/core.events.js';
+export {
   DeliveryFailed,
   DeliveryQueued,
   DeliveryResolution,

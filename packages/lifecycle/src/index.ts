@@ -51,6 +51,7 @@ export {
   initialTurnFacts,
   type ModelCallFacts,
   type TurnFacts,
+  type TurnCoreFacts,
   type TurnSelectionFacts,
   type TurnStepFacts,
   turnFold,

@@ -49,6 +49,7 @@ export {
   SubmitParams,
 } from './operator-params.js';
 export type {
+  CoreStatus,
   HistoryEntry,
   HistoryResult,
   LiveRunStatus,

@@ -14,6 +14,7 @@ import type {
   TurnOutcome,
 } from './engine/options.js';
 import { runLoop } from './engine/turn-loop.js';
+import type { TurnPin } from './turn-state.js';
 
 export { EngineClosingError } from './engine/cancellation.js';
 export type { TurnEngineLogger } from './engine/logger.js';
@@ -109,9 +110,10 @@ export class TurnEngine {
     if (this.closing) throw new EngineClosingError();
     const driving = this.driving.get(runId);
     if (driving) return driving; // this engine executes it already (e.g. waiting at a pause): the same outcome
+    const turnId = await this.currentTurnId(runId);
+    if (turnId && this.deps.hooks?.resumable) await this.deps.hooks.resumable(await this.pinOf(turnId));
     const owned = lease ?? (await this.deps.runs.claimOwnership(runId, options));
     const run = await this.deps.runs.get(runId);
-    const turnId = await this.currentTurnId(runId);
     if (!run.sessionId || !turnId) throw new Error(`run ${runId} has no turn to resume`);
     const sessionId = run.sessionId;
     return this.deps.admission.run(sessionId, () =>
@@ -227,6 +229,13 @@ export class TurnEngine {
       })
       .catch(() => undefined);
     return run;
+  }
+
+  /** The pin the turn recorded on its `turn.started` (null in logs older than pins). */
+  private async pinOf(turnId: string): Promise<TurnPin | null> {
+    const [started] = await this.deps.store.readStream(turnId, { limit: 1 });
+    if (started?.type !== 'turn.started') return null;
+    return (started.data as { core?: TurnPin }).core ?? null;
   }
 
   /** The run's latest turn, from the runs read model (turn streams are separate from the run stream). */

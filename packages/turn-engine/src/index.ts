@@ -30,6 +30,7 @@ export {
   type StepRecord,
   type ToolCallRecord,
   type TurnRecord,
+  type TurnPin,
   type TurnSelection,
   toolResultText,
 } from './turn-state.js';

@@ -1,6 +1,7 @@
 import { Command, CommanderError } from 'commander';
 import { action, type CommandContext } from './command-context.js';
 import { registerApprovals } from './commands/approvals.command.js';
+import { registerCore } from './commands/core.command.js';
 import { registerDoctor } from './commands/doctor.command.js';
 import { registerEvents } from './commands/events.command.js';
 import { registerHost } from './commands/host.command.js';
@@ -57,6 +58,7 @@ function buildProgram(ctx: CommandContext): Command {
   registerHost(program, ctx);
   registerApprovals(program, ctx);
   registerTui(program, ctx);
+  registerCore(program, ctx);
 
   program
     .command('demo')

@@ -19,6 +19,7 @@ import { COMPLETION_WAKE_EVENTS, type CompletionRound, CompletionTurns } from '.
 import type { HostConfig } from './config.js';
 import { describeFailure } from './describe-failure.js';
 import { isHostAlive } from './host-identity.js';
+import type { CoreSource } from './core-source.js';
 import type { Logger } from './logger.js';
 import { stopOrphanedToolProcesses } from './orphan-processes.js';
 import { watchRunCommands } from './run-resumer.js';
@@ -84,7 +85,10 @@ export class DemiurgeApp {
   readonly operatorAdapter: OperatorAdapter;
   readonly webhook: DeliveryAdapter | undefined;
   readonly owner: string;
+  /** The working copy (the configured core directory) as loaded at start. */
   readonly core: AgentCore;
+  /** The core by revision: the current one (picked up at each admission) and the ones turns are pinned to. */
+  readonly coreSource: CoreSource;
   readonly workspace: string;
   readonly clock: Clock;
   readonly ids: IdGenerator;
@@ -118,6 +122,7 @@ export class DemiurgeApp {
     this.webhook = parts.webhook;
     this.owner = parts.owner;
     this.core = parts.core;
+    this.coreSource = parts.coreSource;
     this.workspace = parts.workspace;
     this.clock = parts.clock;
     this.ids = parts.ids;
@@ -147,6 +152,12 @@ export class DemiurgeApp {
       await parts.store.close();
       throw err;
     }
+  }
+
+  /** The core the next turn runs: its id and current revision (null: the unversioned working copy). */
+  async coreStatus(): Promise<{ id: string; revision: string | null; number: number | null }> {
+    const entry = await this.coreSource.currentEntry();
+    return { id: this.core.id, revision: entry?.revision ?? null, number: entry?.number ?? null };
   }
 
   /** Whether close has begun. */

@@ -30,6 +30,7 @@ export {
   shellTool,
 } from './shell.js';
 export { classifyShellCommand } from './shell-classify.js';
+export { createEvolveTool, EvolveCoreInput } from './evolve.js';
 export {
   createTaskTools,
   DEFAULT_DELEGATION_LIMITS,
