@@ -2,6 +2,9 @@ import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type IdGenerator, IdPrefix } from '@demiurge/contracts';
 import { taskKindInputs } from '@demiurge/control-plane';
+import type { EventStore } from '@demiurge/event-store';
+import { runsReader } from '@demiurge/projector-runs';
+import { sessionsReader } from '@demiurge/projector-sessions';
 import type { SessionRuntime } from '@demiurge/sessions';
 import {
   type CoreFiles,
@@ -38,6 +41,7 @@ export const evolveWorkingCopy = (home: string, taskId: string): string =>
  * a crash, recovery discards it and the current revision is untouched (a revision is one event, written last).
  */
 export function createEvolverRunHandler(deps: {
+  readonly store: EventStore;
   readonly sessions: SessionRuntime;
   readonly ids: IdGenerator;
   readonly engine: () => TurnEngine;
@@ -156,6 +160,15 @@ export function createEvolverRunHandler(deps: {
     },
     async recover(task) {
       await rm(evolveWorkingCopy(deps.home, task.taskId), { recursive: true, force: true });
+      // Its child run would be resumed into a discarded working copy: it is cancelled instead.
+      const children = new Set(
+        (await sessionsReader(deps.store).all()).filter((s) => s.parent?.taskId === task.taskId).map((s) => s.sessionId),
+      );
+      for (const run of await runsReader(deps.store).live()) {
+        if (children.has(run.sessionId)) {
+          await deps.engine().cancel(run.runId, `its evolve task ${task.taskId} ended with its host`);
+        }
+      }
       return `its working copy was discarded; the current revision of core ${coreId} is unchanged`;
     },
   };

@@ -7,6 +7,7 @@ import { describeStore, type StoreSelection } from '@demiurge/host';
 import { verifyLog } from '@demiurge/lifecycle';
 import { importInto, storedRecords, withStore } from '../log-transfer.js';
 import { checkInvariants, Invariant } from '../verify/invariants.js';
+import { checkPinnedRevisions } from '../verify/pinned-revisions.js';
 import { diffProjection, type ProjectionDifference } from '../verify/projection-diff.js';
 import type { VerifyReport } from './verify.js';
 
@@ -27,7 +28,7 @@ async function* upTo(records: AsyncIterable<StoredEventRecord>, head: number): A
  */
 export async function verifyPostgres(
   selection: Extract<StoreSelection, { kind: 'postgres' }>,
-  options: { head?: boolean; kept?: ChainHead },
+  options: { head?: boolean; kept?: ChainHead; coreStore: string },
 ): Promise<VerifyReport | VerifyReport['chain']> {
   const started = Date.now();
   return withStore(selection, async (store) => {
@@ -35,7 +36,10 @@ export async function verifyPostgres(
     if (options.head) return chain;
     const head = await store.head();
     const log = await verifyLog(store.iterate(), { maxViolations: REPORT_LIMIT });
-    const findings = await checkInvariants(store, Date.now());
+    const findings = [
+      ...(await checkInvariants(store, Date.now())),
+      ...(await checkPinnedRevisions(store, options.coreStore)),
+    ];
     const live = await dumpProjections(store);
     const dir = mkdtempSync(join(tmpdir(), 'demiurge-verify-'));
     const differences: ProjectionDifference[] = [];

@@ -209,6 +209,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<HostRuntim
           coreId: core.id,
         }),
         'evolver.run': createEvolverRunHandler({
+          store,
           sessions: turns.sessions,
           ids,
           engine: () => turns.engine,
