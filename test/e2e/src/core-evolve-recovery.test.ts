@@ -55,7 +55,7 @@ describe('evolver.run: cancel and crash never half-apply (real host processes)',
     const { cli, json, task, workingCopy, revisions } = await evolveCaughtMidway();
     expect((await cli('tasks', 'cancel', task.taskId, '--reason', 'not now')).code).toBe(0);
     await until(
-      () => json<TaskJson>('tasks', 'show', task.taskId),
+      async () => (await json<{ task: TaskJson }>('tasks', 'show', task.taskId)).task,
       (t) => t.status === 'cancelled',
     );
     await until(
@@ -74,7 +74,7 @@ describe('evolver.run: cancel and crash never half-apply (real host processes)',
 
     serve = await startServe(home, workspace);
     const after = await until(
-      () => json<TaskJson>('tasks', 'show', task.taskId),
+      async () => (await json<{ task: TaskJson }>('tasks', 'show', task.taskId)).task,
       (t) => t.status === 'failed',
     );
     expect(after.error?.message).toContain('its working copy was discarded; the current revision of core default is unchanged');

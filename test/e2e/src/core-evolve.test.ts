@@ -87,7 +87,8 @@ describe('evolver.run: a child agent changes the core, saved only if its check p
     const done = await slow.exited;
     expect(done.code).toBe(0);
     expect((await cli('run', 'next')).code).toBe(0);
-    expect((await assistantTexts(home)).slice(-2)).toEqual(['SLOW DONE', '[fake] next']);
+    // The fake plays the conversation's next step ("slow done"): upper-cased only by the old revision's slot.
+    expect((await assistantTexts(home)).slice(-2)).toEqual(['SLOW DONE', 'slow done']);
     expect((await turnPins(home)).slice(-2).map((p) => p.revision)).toEqual([shouting, base]);
   }, 180_000);
 
@@ -100,7 +101,7 @@ describe('evolver.run: a child agent changes the core, saved only if its check p
     const b = await json<TaskJson>('core', 'evolve', 'add a tag slot', '--no-wait');
     expect([a.status, b.status]).toEqual(['created', 'created']);
     serve = await startServe(home, workspace);
-    const ended = (id: string) => json<TaskJson>('tasks', 'show', id);
+    const ended = async (id: string) => (await json<{ task: TaskJson }>('tasks', 'show', id)).task;
     await until(
       async () => [await ended(a.taskId), await ended(b.taskId)],
       (tasks) => tasks.every((t) => ['completed', 'failed', 'cancelled'].includes(t.status)),

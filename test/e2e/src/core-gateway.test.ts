@@ -47,10 +47,11 @@ describe('/evolve and /rollback through the operator protocol; plan mode treats 
     const submitted = await gw.take(mentions('evolve task tsk_'));
     const taskId = /evolve task (tsk_\w+)/.exec(JSON.stringify(submitted))?.[1] as string;
     const deadline = Date.now() + 60_000;
-    let task = await json<{ status: string; summary: string | null }>('tasks', 'show', taskId);
+    const show = async () => (await json<{ task: { status: string } }>('tasks', 'show', taskId)).task;
+    let task = await show();
     while (!['completed', 'failed'].includes(task.status) && Date.now() < deadline) {
       await new Promise((r) => setTimeout(r, 300));
-      task = await json('tasks', 'show', taskId);
+      task = await show();
     }
     expect(task.status).toBe('completed');
     const evolved = (await json<{ current: string }>('core', 'versions')).current;

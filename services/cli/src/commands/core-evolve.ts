@@ -17,7 +17,8 @@ const FINAL = ['completed', 'failed', 'cancelled'];
 /**
  * `demiurge core evolve GOAL`: submits an `evolver.run` task in a new session. A host serving the home runs
  * it (this command waits for it on the log); without one, a host in this process runs just that task and
- * closes. `--no-wait` only submits (a serving host, or the next one, runs it).
+ * closes. `--no-wait` only submits (a serving host, or the next one, runs it). The task is `silent`: this
+ * command (or `tasks show`) reports it; no completion turn runs in its session.
  */
 export async function coreEvolve(goal: string, o: CoreEvolveOptions, io: CommandIo): Promise<ExitCode> {
   const paths = resolveHome(o.home);
@@ -30,7 +31,7 @@ export async function coreEvolve(goal: string, o: CoreEvolveOptions, io: Command
       const sessions = new SessionRuntime({ store, ids: admin.ids });
       const session = await sessions.create({ title, coreId });
       return admin.controlPlane.submitTask(
-        { sessionId: session.sessionId, kind: 'evolver.run', title, input: { goal } },
+        { sessionId: session.sessionId, kind: 'evolver.run', title, input: { goal }, notifyPolicy: 'silent' },
         cliUser(),
       );
     });
@@ -51,7 +52,7 @@ export async function coreEvolve(goal: string, o: CoreEvolveOptions, io: Command
   try {
     const session = await app.runtime.sessions.create({ title, coreId });
     const task = await app.runtime.controlPlane.submitTask(
-      { sessionId: session.sessionId, kind: 'evolver.run', title, input: { goal } },
+      { sessionId: session.sessionId, kind: 'evolver.run', title, input: { goal }, notifyPolicy: 'silent' },
       cliUser(),
     );
     const ref = { sessionId: session.sessionId, taskId: task.taskId };
