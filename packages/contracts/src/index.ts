@@ -35,6 +35,7 @@ export {
   approvalEvents,
 } from './events/approval.events.js';
 export {
+  CoreRegistered,
   CoreRevision,
   CoreRevisionSaved,
   coreEvents,

@@ -50,8 +50,8 @@ export {
   evolveTurn,
   initialTurnFacts,
   type ModelCallFacts,
-  type TurnFacts,
   type TurnCoreFacts,
+  type TurnFacts,
   type TurnSelectionFacts,
   type TurnStepFacts,
   turnFold,
@@ -75,6 +75,7 @@ export {
   approvalLifecycle,
   approvalMachine,
 } from './machines/approval.machine.js';
+export { type CoreEventType, type CoreState, coreLifecycle, coreMachine } from './machines/core.machine.js';
 export {
   type DeliveryEventType,
   type DeliveryState,

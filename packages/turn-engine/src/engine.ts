@@ -1,4 +1,4 @@
-import type { Actor } from '@demiurge/contracts';
+import { type Actor, asDomainEvent } from '@demiurge/contracts';
 import { runsReader } from '@demiurge/projector-runs';
 import type { RunLease } from '@demiurge/sessions';
 import { admit } from './engine/admission.js';
@@ -233,9 +233,9 @@ export class TurnEngine {
 
   /** The pin the turn recorded on its `turn.started` (null in logs older than pins). */
   private async pinOf(turnId: string): Promise<TurnPin | null> {
-    const [started] = await this.deps.store.readStream(turnId, { limit: 1 });
-    if (started?.type !== 'turn.started') return null;
-    return (started.data as { core?: TurnPin }).core ?? null;
+    const [first] = await this.deps.store.readStream(turnId, { limit: 1 });
+    const started = first ? asDomainEvent(first) : undefined;
+    return started?.type === 'turn.started' ? (started.data.core ?? null) : null;
   }
 
   /** The run's latest turn, from the runs read model (turn streams are separate from the run stream). */

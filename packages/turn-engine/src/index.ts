@@ -29,8 +29,8 @@ export {
   loadTurn,
   type StepRecord,
   type ToolCallRecord,
-  type TurnRecord,
   type TurnPin,
+  type TurnRecord,
   type TurnSelection,
   toolResultText,
 } from './turn-state.js';

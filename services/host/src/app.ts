@@ -17,9 +17,9 @@ import type { RuntimeTaskWorker } from '@demiurge/workers';
 import { firstValueFrom, type Subject } from 'rxjs';
 import { COMPLETION_WAKE_EVENTS, type CompletionRound, CompletionTurns } from './completion-turns.js';
 import type { HostConfig } from './config.js';
+import type { CoreSource } from './core-source.js';
 import { describeFailure } from './describe-failure.js';
 import { isHostAlive } from './host-identity.js';
-import type { CoreSource } from './core-source.js';
 import type { Logger } from './logger.js';
 import { stopOrphanedToolProcesses } from './orphan-processes.js';
 import { watchRunCommands } from './run-resumer.js';
@@ -152,12 +152,6 @@ export class DemiurgeApp {
       await parts.store.close();
       throw err;
     }
-  }
-
-  /** The core the next turn runs: its id and current revision (null: the unversioned working copy). */
-  async coreStatus(): Promise<{ id: string; revision: string | null; number: number | null }> {
-    const entry = await this.coreSource.currentEntry();
-    return { id: this.core.id, revision: entry?.revision ?? null, number: entry?.number ?? null };
   }
 
   /** Whether close has begun. */

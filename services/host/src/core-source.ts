@@ -53,6 +53,12 @@ export class CoreSource {
     return this.revisions.current();
   }
 
+  /** The core the next turn runs: its id and current revision (null: the unversioned working copy). */
+  async status(): Promise<{ id: string; revision: string | null; number: number | null }> {
+    const entry = await this.revisions.current();
+    return { id: this.workingCopy.id, revision: entry?.revision ?? null, number: entry?.number ?? null };
+  }
+
   /** The core the next admission runs: the current revision, or the working copy when there is none. */
   async current(): Promise<ResolvedCore> {
     const entry = await this.revisions.current();

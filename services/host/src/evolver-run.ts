@@ -7,8 +7,8 @@ import { runsReader } from '@demiurge/projector-runs';
 import { sessionsReader } from '@demiurge/projector-sessions';
 import type { SessionRuntime } from '@demiurge/sessions';
 import {
-  type CoreFiles,
   type CoreCheckReport,
+  type CoreFiles,
   checkCore,
   coreFileChanges,
   readCoreFiles,
@@ -27,8 +27,7 @@ export const EVOLVE_TOOLS = ['read_file', 'list_dir', 'write_file', 'edit_file']
 export const evolveScope = (coreId: string): string => `evolve:${coreId}`;
 
 /** Where an evolve task's isolated working copy lives. */
-export const evolveWorkingCopy = (home: string, taskId: string): string =>
-  join(home, 'core-store', 'evolve', taskId);
+export const evolveWorkingCopy = (home: string, taskId: string): string => join(home, 'core-store', 'evolve', taskId);
 
 /**
  * The `evolver.run` task handler: a child agent (the `agent.spawn` machinery: a child session and turn) whose
@@ -79,7 +78,12 @@ export function createEvolverRunHandler(deps: {
           `<phase>/<slot_id>/slot.yaml and module). Goal: ${input.goal}`,
         actor: { kind: 'agent', id: parent.sessionId },
         workspaceRoot: workDir,
-        selection: { tools: [...EVOLVE_TOOLS], inputSlots: ['base_input'], outputSlots: ['base_output'], bootstrap: false },
+        selection: {
+          tools: [...EVOLVE_TOOLS],
+          inputSlots: ['base_input'],
+          outputSlots: ['base_output'],
+          bootstrap: false,
+        },
       });
       let stopped: string | undefined;
       const finished = outcome.then(
@@ -92,10 +96,19 @@ export function createEvolverRunHandler(deps: {
             await rm(workDir, { recursive: true, force: true });
             return {
               status: 'failed',
-              error: turn.error ?? { code: `child_${turn.status}`, message: `the evolve's child turn ended ${turn.status}` },
+              error: turn.error ?? {
+                code: `child_${turn.status}`,
+                message: `the evolve's child turn ended ${turn.status}`,
+              },
             };
           }
-          return propose({ workDir, baseFiles, baseRevision: base?.revision, taskId: ctx.task.taskId, answer: turn.text });
+          return propose({
+            workDir,
+            baseFiles,
+            baseRevision: base?.revision,
+            taskId: ctx.task.taskId,
+            answer: turn.text,
+          });
         },
         async (err: Error): Promise<TaskOutcome> => {
           await rm(workDir, { recursive: true, force: true });
@@ -109,7 +122,10 @@ export function createEvolverRunHandler(deps: {
         taskId: string;
         answer: string;
       }): Promise<TaskOutcome> => {
-        const report: CoreCheckReport = await checkCore(p.workDir, deps.slotCacheDir ? { cacheDir: deps.slotCacheDir } : {});
+        const report: CoreCheckReport = await checkCore(
+          p.workDir,
+          deps.slotCacheDir ? { cacheDir: deps.slotCacheDir } : {},
+        );
         if (!report.ok) {
           return {
             status: 'failed',
@@ -152,7 +168,13 @@ export function createEvolverRunHandler(deps: {
         finished,
         async stop(reason) {
           stopped = reason;
-          if (await admitted.then(() => true, () => false)) await deps.engine().cancel(runId, reason);
+          if (
+            await admitted.then(
+              () => true,
+              () => false,
+            )
+          )
+            await deps.engine().cancel(runId, reason);
           return finished;
         },
       };
@@ -162,7 +184,9 @@ export function createEvolverRunHandler(deps: {
       await rm(evolveWorkingCopy(deps.home, task.taskId), { recursive: true, force: true });
       // Its child run would be resumed into a discarded working copy: it is cancelled instead.
       const children = new Set(
-        (await sessionsReader(deps.store).all()).filter((s) => s.parent?.taskId === task.taskId).map((s) => s.sessionId),
+        (await sessionsReader(deps.store).all())
+          .filter((s) => s.parent?.taskId === task.taskId)
+          .map((s) => s.sessionId),
       );
       for (const run of await runsReader(deps.store).live()) {
         if (children.has(run.sessionId)) {

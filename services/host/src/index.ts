@@ -1,7 +1,7 @@
 /** An Agent Core (pipelines.yaml, agent.yaml, slot.yaml) that does not load is a configuration error. */
 export {
-  type CoreCheckReport,
   CoreCheckFailedError,
+  type CoreCheckReport,
   type CoreFiles,
   CoreLoadError,
   CoreRevisions,
@@ -29,7 +29,6 @@ export { ConfigError, type ConfigOverrides, configPath, HostConfig, loadConfig }
 export { CoreSource, coreStoreDir, type ResolvedCore } from './core-source.js';
 export { describeFailure } from './describe-failure.js';
 export { createEvolverRunHandler, EVOLVE_TOOLS, evolveScope, evolveWorkingCopy } from './evolver-run.js';
-export { hostTaskKinds, UnhandledTaskKindError } from './host-task-kinds.js';
 export {
   createOperatorBackend,
   type GatewayOptions,
@@ -38,6 +37,7 @@ export {
   serveGatewayStdio,
 } from './gateway.js';
 export { hostIdentity, isHostAlive } from './host-identity.js';
+export { hostTaskKinds, UnhandledTaskKindError } from './host-task-kinds.js';
 export {
   createLogger,
   type LogFields,

@@ -125,9 +125,11 @@ export function createSlotHooks(options: SlotHooksOptions): TurnHooks & {
   };
   const versions = new WeakMap<AgentCore, ReturnType<typeof slotVersions>>();
   const versionsOf = (core: AgentCore) => {
-    let v = versions.get(core);
-    if (!v) versions.set(core, (v = slotVersions(core)));
-    return v;
+    const known = versions.get(core);
+    if (known) return known;
+    const loading = slotVersions(core);
+    versions.set(core, loading);
+    return loading;
   };
   const pinnedCore = (pin: TurnPin | null): Promise<AgentCore> =>
     options.source ? options.source.at(pin?.revision) : Promise.resolve(options.core);
@@ -137,7 +139,13 @@ export function createSlotHooks(options: SlotHooksOptions): TurnHooks & {
       const { core, revision } = options.source ? await options.source.current() : { core: options.core };
       const selected = selectCore(core, turn.selection);
       const p = selected.pipelines;
-      const ids = new Set([...p.bootstrap.serial, ...p.input.serial, ...p.input.parallel, ...p.output.serial, ...p.output.parallel]);
+      const ids = new Set([
+        ...p.bootstrap.serial,
+        ...p.input.serial,
+        ...p.input.parallel,
+        ...p.output.serial,
+        ...p.output.parallel,
+      ]);
       const allowed = turn.selection?.tools;
       const tools = (options.toolNames?.() ?? []).filter((t) => !allowed || allowed.includes(t));
       return {

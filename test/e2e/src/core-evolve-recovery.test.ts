@@ -77,7 +77,9 @@ describe('evolver.run: cancel and crash never half-apply (real host processes)',
       async () => (await json<{ task: TaskJson }>('tasks', 'show', task.taskId)).task,
       (t) => t.status === 'failed',
     );
-    expect(after.error?.message).toContain('its working copy was discarded; the current revision of core default is unchanged');
+    expect(after.error?.message).toContain(
+      'its working copy was discarded; the current revision of core default is unchanged',
+    );
     expect(existsSync(workingCopy)).toBe(false);
     const versions = await json<{ current: string; revisions: unknown[] }>('core', 'versions');
     expect(versions.current).toBe(current);
@@ -111,7 +113,9 @@ describe('evolver.run: cancel and crash never half-apply (real host processes)',
     while (!serve.stderr().includes('pinned to revision') && Date.now() < deadline) {
       await new Promise((r) => setTimeout(r, 200));
     }
-    expect(serve.stderr()).toMatch(/recovering run run_\w+: the turn is pinned to revision [0-9a-f]{12} of core default, whose snapshot is gone/);
+    expect(serve.stderr()).toMatch(
+      /recovering run run_\w+: the turn is pinned to revision [0-9a-f]{12} of core default, whose snapshot is gone/,
+    );
     expect(serve.stderr()).toContain('it is not resumed on another revision');
   }, 180_000);
 });

@@ -30,7 +30,11 @@ export const EVOLVE_SCRIPT = [
       },
       {
         name: 'edit_file',
-        arguments: { path: 'pipelines.yaml', old_text: 'serial: [base_output]', new_text: 'serial: [shout, base_output]' },
+        arguments: {
+          path: 'pipelines.yaml',
+          old_text: 'serial: [base_output]',
+          new_text: 'serial: [shout, base_output]',
+        },
       },
     ],
   },
@@ -59,7 +63,9 @@ export const EVOLVE_SCRIPT = [
   { match: 'break a slot', content: 'changed base_output' },
   {
     match: 'slow change',
-    tool_calls: [{ name: 'write_file', arguments: { path: 'input/half/slot.yaml', content: 'entrypoint: module.mjs\n' } }],
+    tool_calls: [
+      { name: 'write_file', arguments: { path: 'input/half/slot.yaml', content: 'entrypoint: module.mjs\n' } },
+    ],
   },
   { match: 'slow change', content: 'hold on' },
   { match: 'very slow', tool_calls: [{ name: 'shell', arguments: { command: 'sleep 60' } }] },
@@ -103,7 +109,16 @@ export function coreHome(script: readonly unknown[] = EVOLVE_SCRIPT, extra: read
 }
 
 /** Every event of the home's log (`events --json` prints one JSON object a line). */
-export async function eventsOf(home: string): Promise<{ type: string; position: number; streamId: string; data: any }[]> {
+/** An event as `events --json` prints it (its data left loosely typed for the tests' reads). */
+export interface LoggedEvent {
+  readonly type: string;
+  readonly position: number;
+  readonly streamId: string;
+  // biome-ignore lint/suspicious/noExplicitAny: the tests read fields of many event types
+  readonly data: any;
+}
+
+export async function eventsOf(home: string): Promise<LoggedEvent[]> {
   const r = await demiurge(['events', '--json', '--home', home]);
   if (r.code !== 0) throw new Error(`events exited ${r.code}: ${r.stderr}`);
   return r.stdout
@@ -120,7 +135,9 @@ export async function assistantTexts(home: string): Promise<string[]> {
 }
 
 /** The pins (`core` of `turn.started`) of the turns of non-child sessions... of every turn, oldest first. */
-export async function turnPins(home: string): Promise<{ turnId: string; revision?: string; slots: { id: string }[] }[]> {
+export async function turnPins(
+  home: string,
+): Promise<{ turnId: string; revision?: string; slots: { id: string }[] }[]> {
   return (await eventsOf(home))
     .filter((e) => e.type === 'turn.started')
     .map((e) => ({ turnId: e.data.turnId, ...(e.data.core ?? { slots: [] }) }));
@@ -149,5 +166,8 @@ export function makeBaseOutputWait(core: string): void {
       '',
     ].join('\n'),
   );
-  writeFileSync(join(core, 'output', 'base_output', 'slot.yaml'), 'entrypoint: module.ts\ntimeout_seconds: 120\nfailure_policy: hard\ncapabilities: [deliver]\n');
+  writeFileSync(
+    join(core, 'output', 'base_output', 'slot.yaml'),
+    'entrypoint: module.ts\ntimeout_seconds: 120\nfailure_policy: hard\ncapabilities: [deliver]\n',
+  );
 }

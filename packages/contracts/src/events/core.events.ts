@@ -9,6 +9,14 @@ export type CoreRevision = z.infer<typeof CoreRevision>;
 /** The stream of a core's revisions: `core:<coreId>` (stream type `core`). */
 export const coreStreamId = (coreId: string): string => `core:${coreId}`;
 
+/** A core's revision history began: recorded once, in the same commit as its first revision. */
+export const CoreRegistered = defineEvent({
+  type: 'core.registered',
+  schemaVersion: 1,
+  description: "An Agent Core's revision history began (committed with its first core.revision_saved).",
+  data: z.object({ coreId: z.string().min(1) }),
+});
+
 /**
  * A core revision became current: its snapshot (content-addressed under the home) was written first, so the
  * revision this event names always exists when the event does. `parent` is the revision current before it.
@@ -46,4 +54,4 @@ export const TurnCoreCapabilities = z.object({
 });
 export type TurnCoreCapabilities = z.infer<typeof TurnCoreCapabilities>;
 
-export const coreEvents = [CoreRevisionSaved] as const;
+export const coreEvents = [CoreRegistered, CoreRevisionSaved] as const;

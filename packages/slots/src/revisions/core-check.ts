@@ -58,7 +58,10 @@ export async function checkCore(
 async function coreTests(dir: string): Promise<string[]> {
   try {
     const names = await readdir(join(dir, 'tests'));
-    return names.filter((n) => /\.test\.m?js$/.test(n)).sort().map((n) => `tests/${n}`);
+    return names
+      .filter((n) => /\.test\.m?js$/.test(n))
+      .sort()
+      .map((n) => `tests/${n}`);
   } catch {
     return [];
   }

@@ -22,8 +22,7 @@ export function coreFileChanges(from: CoreFiles, to: CoreFiles): CoreFileChanges
 }
 
 /** Whether nothing changed. */
-export const isUnchanged = (c: CoreFileChanges): boolean =>
-  c.added.length + c.changed.length + c.removed.length === 0;
+export const isUnchanged = (c: CoreFileChanges): boolean => c.added.length + c.changed.length + c.removed.length === 0;
 
 /** One line for a person: `+1 ~1 -0: output/shout/module.ts, pipelines.yaml` (or `no changes`). */
 export function summarizeChanges(c: CoreFileChanges): string {
@@ -74,9 +73,16 @@ function lineDiff(a: readonly string[], b: readonly string[]): string[] {
       ops.push(` ${a[i]}`);
       i++;
       j++;
-    } else if (j < m && (i >= n || lcs[i]![j + 1]! >= lcs[i + 1]![j]!)) ops.push(`+${b[j++]}`);
-    else ops.push(`-${a[i++]}`);
+    } else if (i < n && (j >= m || lcs[i + 1]![j]! >= lcs[i]![j + 1]!)) ops.push(`-${a[i++]}`);
+    else ops.push(`+${b[j++]}`);
   }
   // Keep changed lines and one line of context around them.
-  return ops.filter((op, k) => op[0] !== ' ' || ops[k - 1]?.[0] === '+' || ops[k - 1]?.[0] === '-' || ops[k + 1]?.[0] === '+' || ops[k + 1]?.[0] === '-');
+  return ops.filter(
+    (op, k) =>
+      op[0] !== ' ' ||
+      ops[k - 1]?.[0] === '+' ||
+      ops[k - 1]?.[0] === '-' ||
+      ops[k + 1]?.[0] === '+' ||
+      ops[k + 1]?.[0] === '-',
+  );
 }

@@ -17,7 +17,10 @@ export async function slotVersions(core: AgentCore): Promise<SlotVersion[]> {
   const out: SlotVersion[] = [];
   for (const spec of core.slots.values()) {
     const hash = createHash('sha256');
-    hash.update(await readFile(spec.manifestPath)).update('\0').update(await readFile(spec.entrypoint));
+    hash
+      .update(await readFile(spec.manifestPath))
+      .update('\0')
+      .update(await readFile(spec.entrypoint));
     out.push({ id: spec.id, phase: spec.phase, version: hash.digest('hex').slice(0, 16) });
   }
   return out;

@@ -1,4 +1,4 @@
-import { type Actor, type CoreRevisionSaved, coreStreamId, type EventData } from '@demiurge/contracts';
+import { type Actor, asDomainEvent, type CoreRevisionSaved, coreStreamId, type EventData } from '@demiurge/contracts';
 import type { EventStore } from '@demiurge/event-store';
 import { coreFileChanges, summarizeChanges } from './core-diff.js';
 import { type CoreFiles, type CoreSnapshotStore, revisionOf } from './core-snapshot.js';
@@ -52,15 +52,12 @@ export class CoreRevisions {
 
   /** Every recorded revision, oldest first. */
   async list(): Promise<RevisionEntry[]> {
-    const events = await this.store.readStream(coreStreamId(this.coreId));
-    return events
-      .filter((e) => e.type === 'core.revision_saved')
-      .map((e, i) => ({
-        ...(e.data as EventData<typeof CoreRevisionSaved>),
-        number: i + 1,
-        actor: e.meta.actor,
-        recordedAt: e.recordedAt,
-      }));
+    const entries: RevisionEntry[] = [];
+    for (const e of (await this.store.readStream(coreStreamId(this.coreId))).map(asDomainEvent)) {
+      if (e.type !== 'core.revision_saved') continue;
+      entries.push({ ...e.data, number: entries.length + 1, actor: e.meta.actor, recordedAt: e.recordedAt });
+    }
+    return entries;
   }
 
   /** The current revision, or undefined when none was recorded (the working copy runs unversioned). */
@@ -81,7 +78,8 @@ export class CoreRevisions {
     }
     const hits = [...new Set(all.filter((e) => e.revision.startsWith(ref)).map((e) => e.revision))];
     if (hits.length === 0) throw new UnknownRevisionError(ref, `core ${this.coreId} has no such revision`);
-    if (hits.length > 1) throw new UnknownRevisionError(ref, `the prefix names ${hits.length} revisions; give more digits`);
+    if (hits.length > 1)
+      throw new UnknownRevisionError(ref, `the prefix names ${hits.length} revisions; give more digits`);
     return all.findLast((e) => e.revision === hits[0]) as RevisionEntry;
   }
 
@@ -112,14 +110,18 @@ export class CoreRevisions {
       {
         streamType: CORE_STREAM_TYPE,
         streamId: coreStreamId(this.coreId),
-        expectedVersion: all.length === 0 ? 'no_stream' : all.length,
-        events: [{ type: 'core.revision_saved', data }],
+        expectedVersion: all.length === 0 ? 'no_stream' : all.length + 1, // + core.registered
+        events: [
+          ...(all.length === 0 ? [{ type: 'core.registered', data: { coreId: this.coreId } }] : []),
+          { type: 'core.revision_saved', data },
+        ],
       },
       { meta: { actor: input.actor } },
     );
-    const event = result.events[0]!;
+    const event = asDomainEvent(result.events.at(-1)!);
+    if (event.type !== 'core.revision_saved') throw new Error(`core ${this.coreId}: the append recorded ${event.type}`);
     const entry: RevisionEntry = {
-      ...(event.data as EventData<typeof CoreRevisionSaved>),
+      ...event.data,
       number: all.length + 1,
       actor: event.meta.actor,
       recordedAt: event.recordedAt,

@@ -152,7 +152,7 @@ export async function restoreFiles(dir: string, files: CoreFiles): Promise<void>
   for (const [path] of current) if (!files.has(path)) await rm(join(dir, ...path.split('/')), { force: true });
   for (const [path, content] of files) {
     const before = current.get(path);
-    if (before && before.equals(content)) continue;
+    if (before?.equals(content)) continue;
     await writeAtomic(join(dir, ...path.split('/')), content);
   }
   await removeEmptyFolders(dir);

@@ -10,6 +10,7 @@ export {
   throwIfCancelled,
   WorkspaceEscapeError,
 } from './errors.js';
+export { createEvolveTool, EvolveCoreInput } from './evolve.js';
 export {
   EditFileInput,
   editFileTool,
@@ -30,7 +31,6 @@ export {
   shellTool,
 } from './shell.js';
 export { classifyShellCommand } from './shell-classify.js';
-export { createEvolveTool, EvolveCoreInput } from './evolve.js';
 export {
   createTaskTools,
   DEFAULT_DELEGATION_LIMITS,

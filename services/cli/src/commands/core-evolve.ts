@@ -77,7 +77,8 @@ function report(task: TaskView, o: CoreEvolveOptions, io: CommandIo, submittedOn
     );
   } else if (submittedOnly) io.out(`submitted evolve task ${task.taskId} (session ${task.sessionId})`);
   else if (task.status === 'completed') io.out(`evolve ${task.taskId} completed: ${task.summary ?? ''}`);
-  else if (task.status === 'failed') io.err(`demiurge: evolve ${task.taskId} failed: ${task.error?.code}: ${task.error?.message}`);
+  else if (task.status === 'failed')
+    io.err(`demiurge: evolve ${task.taskId} failed: ${task.error?.code}: ${task.error?.message}`);
   else io.err(`demiurge: evolve ${task.taskId} ${task.status}${task.cancelReason ? `: ${task.cancelReason}` : ''}`);
   return submittedOnly || task.status === 'completed' ? ExitCode.ok : ExitCode.failure;
 }
@@ -103,4 +104,3 @@ function serving(home: string): Promise<boolean> {
     probe.once('error', () => resolve(false));
   });
 }
-

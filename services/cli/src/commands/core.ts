@@ -11,9 +11,9 @@ import {
   DEFAULT_CORE_DIR,
   type HostStore,
   loadConfig,
+  type RevisionEntry,
   readCoreFiles,
   restoreFiles,
-  type RevisionEntry,
   revisionOf,
   summarizeChanges,
   unifiedDiff,
@@ -108,7 +108,9 @@ export async function coreStatus(o: CoreOptions, io: CommandIo): Promise<void> {
       );
     }
     io.out(`core      ${coreId} (${dir})`);
-    io.out(current ? `revision  ${describeEntry(current)}` : 'revision  none saved yet: the host runs the working copy');
+    io.out(
+      current ? `revision  ${describeEntry(current)}` : 'revision  none saved yet: the host runs the working copy',
+    );
     if (clean) return io.out('working   clean (the working copy is the current revision)');
     io.out(`working   ${current ? 'modified' : 'unsaved'}: ${summarizeChanges(changes)}`);
     for (const path of changes.added) io.out(`  A ${path}`);
@@ -157,7 +159,8 @@ export async function coreSave(o: CoreSaveOptions, io: CommandIo): Promise<void>
       reason: 'save',
       actor: cliUser(),
     });
-    if (!changed) return io.out(`nothing to save: the working copy is revision #${entry.number} ${short(entry.revision)}`);
+    if (!changed)
+      return io.out(`nothing to save: the working copy is revision #${entry.number} ${short(entry.revision)}`);
     io.out(`saved revision #${entry.number} ${short(entry.revision)} (${entry.summary ?? 'first revision'})`);
   });
 }
@@ -217,7 +220,9 @@ export async function coreRollback(rev: string, o: CoreSaveOptions, io: CommandI
       await restoreFiles(dir, files);
       io.out(`working copy ${dir} restored to it`);
     } else {
-      io.out(`working copy ${dir} has unsaved changes and was left as it is ("demiurge core discard" takes the rollback)`);
+      io.out(
+        `working copy ${dir} has unsaved changes and was left as it is ("demiurge core discard" takes the rollback)`,
+      );
     }
   });
 }

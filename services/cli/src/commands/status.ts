@@ -1,5 +1,5 @@
 import { resolve } from 'node:path';
-import { coreStreamId } from '@demiurge/contracts';
+import { asDomainEvent, coreStreamId } from '@demiurge/contracts';
 import type { OperatorStatus } from '@demiurge/control-plane';
 import type { EventStore } from '@demiurge/event-store';
 import type { StoreFileReport } from '@demiurge/event-store-sqlite';
@@ -148,9 +148,10 @@ async function currentCore(store: EventStore, dir: string): Promise<StatusReport
   const id = readCoreId(resolve(dir));
   if (!id) return null;
   const events = await store.readStream(coreStreamId(id));
-  const last = events.at(-1);
-  const revision = last ? (last.data as { revision: string }).revision : null;
-  return { id, revision, number: last ? events.length : null };
+  const saved = events.map(asDomainEvent).filter((e) => e.type === 'core.revision_saved');
+  const last = saved.at(-1);
+  if (last?.type !== 'core.revision_saved') return { id, revision: null, number: null };
+  return { id, revision: last.data.revision, number: saved.length };
 }
 
 export function renderStatus(r: StatusReport, now: number): string[] {

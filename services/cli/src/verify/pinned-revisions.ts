@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { asDomainEvent } from '@demiurge/contracts';
 import type { EventStore } from '@demiurge/event-store';
 import { Invariant, type InvariantFinding } from './invariants.js';
 
@@ -22,14 +23,16 @@ export async function checkPinnedRevisions(store: EventStore, coreStore: string)
     }
     return yes;
   };
-  for await (const event of store.iterate({ types: ['core.revision_saved', 'turn.started'] })) {
+  for await (const recordedEvent of store.iterate({ types: ['core.revision_saved', 'turn.started'] })) {
+    const event = asDomainEvent(recordedEvent);
     if (event.type === 'core.revision_saved') {
-      recorded.add((event.data as { revision: string }).revision);
+      recorded.add(event.data.revision);
       continue;
     }
-    const { turnId, core } = event.data as { turnId: string; core?: { coreId: string; revision?: string } };
+    if (event.type !== 'turn.started') continue;
+    const { turnId, core } = event.data;
     const revision = core?.revision;
-    if (!revision) continue;
+    if (!core || !revision) continue;
     const found = (what: string) =>
       findings.push({
         invariant: Invariant.pinnedRevisionsExist,

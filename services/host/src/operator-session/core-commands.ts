@@ -14,7 +14,7 @@ export async function runCoreCommand(ctx: SlashContext, name: string, args: stri
   const source = app.coreSource;
   switch (name) {
     case 'core': {
-      const status = await app.coreStatus();
+      const status = await app.coreSource.status();
       ctx.output(
         'core',
         status.revision

@@ -26,7 +26,12 @@ export const SLASH_COMMANDS: readonly SlashSpec[] = [
   { name: 'history', description: "show this session's history again", group: 'session', usage: null },
   { name: 'core', description: "the Agent Core's current revision", group: 'core', usage: null },
   { name: 'versions', description: "the Agent Core's revisions", group: 'core', usage: null },
-  { name: 'evolve', description: 'an evolve task: a child agent changes the core', group: 'core', usage: '/evolve GOAL' },
+  {
+    name: 'evolve',
+    description: 'an evolve task: a child agent changes the core',
+    group: 'core',
+    usage: '/evolve GOAL',
+  },
   { name: 'rollback', description: 'make an older core revision current', group: 'core', usage: '/rollback REV' },
   { name: 'doctor', description: 'check the host', group: 'general', usage: null },
   { name: 'exit', description: 'leave', group: 'general', usage: null },
