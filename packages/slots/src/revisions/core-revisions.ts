@@ -65,13 +65,14 @@ export class CoreRevisions {
     return (await this.list()).at(-1);
   }
 
-  /** The recorded revision a full id or a unique prefix (4+ hex digits) names, or `#<number>`. */
+  /** The recorded revision a full id or a unique prefix (4+ hex digits) names, or `#<number>` (1 = the first). */
   async resolve(ref: string): Promise<RevisionEntry> {
     const all = await this.list();
-    const byNumber = /^#?(\d+)$/.exec(ref);
-    if (byNumber && ref.length < 4) {
+    const byNumber = /^#(\d+)$/.exec(ref);
+    if (byNumber) {
       const hit = all[Number(byNumber[1]) - 1];
-      if (hit) return hit;
+      if (!hit) throw new UnknownRevisionError(ref, `core ${this.coreId} has ${all.length} revision(s)`);
+      return hit;
     }
     if (!/^[0-9a-f]{4,64}$/.test(ref)) {
       throw new UnknownRevisionError(ref, 'give a revision id (at least 4 hex digits) as `core versions` lists them');
