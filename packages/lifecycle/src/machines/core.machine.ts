@@ -17,6 +17,10 @@ export const coreMachine = setup({
   states: {
     none: {
       description: 'No revision recorded: a host runs the working copy.',
+      on: { 'core.registered': 'registered' },
+    },
+    registered: {
+      description: 'The history began; its first revision is recorded in the same commit.',
       on: { 'core.revision_saved': 'versioned' },
     },
     versioned: {
