@@ -1,6 +1,7 @@
 import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { RuntimeControlPlane } from '@demiurge/control-plane';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DEFAULT_CORE_DIR, DemiurgeApp, hostTaskKinds, readCoreFiles, UnhandledTaskKindError } from '../src/index.js';
 
@@ -27,17 +28,24 @@ describe('task kinds a host runs', () => {
     expect(() => kinds.schema('tool.call')).toThrow('"tool.call" is not a task kind');
   });
 
-  it("a host's control plane refuses an unhandled kind at submit and appends nothing", async () => {
+  it('a control plane on those kinds refuses an unhandled kind at submit and appends nothing', async () => {
     const app = await DemiurgeApp.start({ home, overrides: { workspace }, env: {}, background: false });
     try {
       expect(app.runtime.controlPlane.kinds.kinds).toEqual(
         expect.arrayContaining(['terminal.exec', 'agent.spawn', 'evolver.run', 'schedule.fire']),
       );
       const session = await app.runtime.sessions.create({ title: 't', coreId: 'default' });
+      const narrow = new RuntimeControlPlane({
+        store: app.store,
+        clock: app.clock,
+        ids: app.ids,
+        work: app.runtime.work,
+        kinds: hostTaskKinds(() => ['terminal.exec']),
+      });
       const head = await app.store.head();
       await expect(
-        app.runtime.controlPlane.submitTask({ sessionId: session.sessionId, kind: 'tool.call' as never, title: 'x' }),
-      ).rejects.toThrow('is not a task kind');
+        narrow.submitTask({ sessionId: session.sessionId, kind: 'evolver.run', title: 'x', input: { goal: 'g' } }),
+      ).rejects.toBeInstanceOf(UnhandledTaskKindError);
       expect(await app.store.head()).toBe(head);
     } finally {
       await app.close();
