@@ -1,4 +1,4 @@
-import { appendFileSync, existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { assistantTexts, coreHome, turnPins } from './core-home.js';
@@ -78,6 +78,19 @@ describe('demiurge core: revisions of the configured Agent Core (real CLI)', () 
     expect(discarded.stdout).toContain('restored');
     expect((await json<CoreStatusJson>('core', 'status')).clean).toBe(true);
     expect(readFileSync(join(core, 'pipelines.yaml'), 'utf8')).toContain('# tuned');
+
+    // The core's own tests are part of the check.
+    mkdirSync(join(core, 'tests'));
+    writeFileSync(join(core, 'tests', 'ok.test.mjs'), "import test from 'node:test';\ntest('ok', () => {});\n");
+    expect((await cli('core', 'check')).stdout).toContain('1 test files passed');
+    writeFileSync(
+      join(core, 'tests', 'bad.test.mjs'),
+      "import test from 'node:test';\nimport assert from 'node:assert';\ntest('bad', () => assert.equal(1, 2));\n",
+    );
+    const failing = await cli('core', 'check');
+    expect(failing.code).toBe(1);
+    expect(failing.stderr).toContain('test tests/bad.test.mjs: exited 1');
+    rmSync(join(core, 'tests'), { recursive: true });
 
     // rollback: an older revision becomes current as a new revision (same content, same id), working copy too.
     const rolled = await cli('core', 'rollback', '#1');
