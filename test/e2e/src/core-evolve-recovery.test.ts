@@ -2,7 +2,7 @@ import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { spawnDemiurge } from './cli.js';
-import { coreHome, eventsOf, makeBaseOutputWait } from './core-home.js';
+import { addShoutSlot, coreHome, eventsOf, makeBaseOutputWait } from './core-home.js';
 import { type ServeProcess, startServe } from './serve-process.js';
 
 interface TaskJson {
@@ -92,6 +92,31 @@ describe('evolver.run: cancel and crash never half-apply (real host processes)',
     await serve.stop('SIGTERM');
     serve = undefined;
     expect((await cli('verify')).code).toBe(0);
+  }, 180_000);
+
+  it('a run resumed by the next host continues on its pinned revision, though another one became current', async () => {
+    h = coreHome();
+    const { cli, home, workspace, core } = h;
+    await cli('init');
+    await cli('core', 'save');
+    addShoutSlot(core);
+    expect((await cli('core', 'save', '--message', 'shout')).code).toBe(0);
+    serve = await startServe(home, workspace);
+    const client = spawnDemiurge(['run', 'very slow turn', '--home', home]);
+    await until(
+      () => eventsOf(home),
+      (events) => events.some((e) => e.type === 'tool_call.started'),
+    );
+    expect((await cli('core', 'rollback', '#1')).code).toBe(0); // no shout slot from the next admission on
+    await serve.stop('SIGKILL');
+    client.child.kill('SIGKILL');
+    serve = await startServe(home, workspace);
+    const events = await until(
+      () => eventsOf(home),
+      (all) => all.some((e) => e.type === 'turn.completed'),
+    );
+    const answer = events.filter((e) => e.type === 'message.recorded' && e.data.role === 'assistant').at(-1);
+    expect(answer?.data.text).toBe('[FAKE] VERY SLOW TURN'); // the resumed turn ran its pinned revision's slots
   }, 180_000);
 
   it('a run whose pinned revision is gone is not resumed on another one: the host says why', async () => {

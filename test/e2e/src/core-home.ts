@@ -171,3 +171,18 @@ export function makeBaseOutputWait(core: string): void {
     'entrypoint: module.ts\ntimeout_seconds: 120\nfailure_policy: hard\ncapabilities: [deliver]\n',
   );
 }
+
+/** Adds by hand the slot the "add a shout slot" evolve adds: a serial output slot upper-casing the answer. */
+export function addShoutSlot(core: string): void {
+  mkdirSync(join(core, 'output', 'shout'), { recursive: true });
+  writeFileSync(join(core, 'output', 'shout', 'slot.yaml'), 'entrypoint: module.mjs\nfailure_policy: hard\n');
+  writeFileSync(
+    join(core, 'output', 'shout', 'module.mjs'),
+    'export default async (ctx) => ctx.output.set_response_text(ctx.output.response_text.toUpperCase());\n',
+  );
+  const pipelines = join(core, 'pipelines.yaml');
+  writeFileSync(
+    pipelines,
+    readFileSync(pipelines, 'utf8').replace('serial: [base_output]', 'serial: [shout, base_output]'),
+  );
+}
