@@ -1,4 +1,5 @@
 import { approvalEvents } from './events/approval.events.js';
+import { coreEvents } from './events/core.events.js';
 import { deliveryEvents } from './events/delivery.events.js';
 import { mcpServerEvents } from './events/mcp-server.events.js';
 import { runEvents } from './events/run.events.js';
@@ -29,6 +30,7 @@ export const domainEventDefinitions = [
   ...approvalEvents,
   ...slotEvents,
   ...mcpServerEvents,
+  ...coreEvents,
 ] as const;
 
 /** The registry of every domain event, the default for stores. */

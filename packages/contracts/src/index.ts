@@ -35,6 +35,14 @@ export {
   approvalEvents,
 } from './events/approval.events.js';
 export {
+  CoreRegistered,
+  CoreRevision,
+  CoreRevisionSaved,
+  coreEvents,
+  coreStreamId,
+  TurnCoreCapabilities,
+} from './events/core.events.js';
+export {
   DeliveryFailed,
   DeliveryQueued,
   DeliveryResolution,

@@ -50,6 +50,7 @@ export {
   evolveTurn,
   initialTurnFacts,
   type ModelCallFacts,
+  type TurnCoreFacts,
   type TurnFacts,
   type TurnSelectionFacts,
   type TurnStepFacts,
@@ -74,6 +75,7 @@ export {
   approvalLifecycle,
   approvalMachine,
 } from './machines/approval.machine.js';
+export { type CoreEventType, type CoreState, coreLifecycle, coreMachine } from './machines/core.machine.js';
 export {
   type DeliveryEventType,
   type DeliveryState,

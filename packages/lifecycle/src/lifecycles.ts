@@ -1,5 +1,6 @@
 import type { Lifecycle } from './define-lifecycle.js';
 import { approvalLifecycle } from './machines/approval.machine.js';
+import { coreLifecycle } from './machines/core.machine.js';
 import { deliveryLifecycle } from './machines/delivery.machine.js';
 import { mcpServerLifecycle } from './machines/mcp-server.machine.js';
 import { runLifecycle } from './machines/run.machine.js';
@@ -28,6 +29,7 @@ export const lifecycles = [
   approvalLifecycle,
   slotLifecycle,
   mcpServerLifecycle,
+  coreLifecycle,
 ] as const satisfies readonly Lifecycle[];
 
 const byStreamType = new Map<string, Lifecycle>(lifecycles.map((lifecycle) => [lifecycle.streamType, lifecycle]));

@@ -22,6 +22,7 @@ export const AGGREGATE_IDS: Readonly<Record<string, string>> = {
   approval: 'apr_01JD5Y7Q6N0000000000000001',
   slot_run: 'slr_01JD5Y7Q6N0000000000000001',
   mcp_server: 'mcs_01JD5Y7Q6N0000000000000001',
+  core: 'core:default',
 };
 
 const ID_FIELD: Readonly<Record<string, string>> = {
@@ -36,9 +37,19 @@ const ID_FIELD: Readonly<Record<string, string>> = {
   approval: 'approvalId',
   slot_run: 'slotRunId',
   mcp_server: 'mcpServerId',
+  core: 'coreId',
 };
 
 const EXTRA: Readonly<Record<string, object>> = {
+  'core.registered': { coreId: 'default' },
+  'core.revision_saved': {
+    coreId: 'default',
+    revision: 'a'.repeat(64),
+    parent: null,
+    message: 'first',
+    reason: 'save',
+    files: 3,
+  },
   'session.created': { title: 'A session', coreId: 'default' },
   'session.updated': { title: 'Renamed' },
   'session.archived': { reason: 'done' },

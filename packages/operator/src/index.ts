@@ -51,6 +51,7 @@ export {
 } from './operator-params.js';
 export type {
   CompactResult,
+  CoreStatus,
   HistoryEntry,
   HistoryResult,
   LiveRunStatus,

@@ -24,8 +24,19 @@ export interface OpenApprovalStatus {
  * The result of `operator.status`. The protocol fixes its frame; the host fills in its own read models:
  * `Work` (the operator status view), `Schedules`, and with `session_id` the `Session` and its `Run`s.
  */
+/** The core part of `operator.status`. */
+export interface CoreStatus {
+  readonly id: string;
+  /** The current revision (64 hex digits), or null when none was saved (the working copy runs). */
+  readonly revision: string | null;
+  /** Its place in the core's history (1 = first), or null. */
+  readonly number: number | null;
+}
+
 export interface StatusResult<Work = unknown, Schedules = unknown, Session = unknown, Run = unknown> {
   readonly host: { readonly owner: string; readonly closing: boolean; readonly provider: string };
+  /** The Agent Core the next turn runs: its id and current revision (null: unversioned working copy). */
+  readonly core?: CoreStatus;
   readonly work: Work;
   readonly live_runs: readonly LiveRunStatus[];
   readonly schedules: Schedules;

@@ -33,6 +33,30 @@ export {
   type YamlPath,
 } from './errors.js';
 export { MCP_SERVER_NAME_PATTERN, McpFile, McpServerEntry } from './mcp-schema.js';
+export {
+  CORE_STREAM_TYPE,
+  CoreCheckFailedError,
+  type CoreCheckReport,
+  type CoreFileChanges,
+  type CoreFiles,
+  CoreRevisions,
+  CoreSnapshotStore,
+  checkCore,
+  coreFileChanges,
+  isUnchanged,
+  PinnedRevisionGoneError,
+  type RecordRevision,
+  type RevisionEntry,
+  readCoreFiles,
+  restoreFiles,
+  revisionOf,
+  type SlotVersion,
+  slotVersions,
+  summarizeChanges,
+  UnknownRevisionError,
+  unifiedDiff,
+  writeFiles,
+} from './revisions/index.js';
 export { SLOTS_ACTOR, type SlotLogEntry } from './slot-invocation.js';
 export {
   createSlotModuleLoader,

@@ -1,4 +1,4 @@
-import type { Actor } from '@demiurge/contracts';
+import { type Actor, asDomainEvent } from '@demiurge/contracts';
 import { runsReader } from '@demiurge/projector-runs';
 import type { RunLease } from '@demiurge/sessions';
 import { admit } from './engine/admission.js';
@@ -15,6 +15,7 @@ import type {
   TurnOutcome,
 } from './engine/options.js';
 import { runLoop } from './engine/turn-loop.js';
+import type { TurnPin } from './turn-state.js';
 
 export { EngineClosingError } from './engine/cancellation.js';
 export {
@@ -117,9 +118,10 @@ export class TurnEngine {
     if (this.closing) throw new EngineClosingError();
     const driving = this.driving.get(runId);
     if (driving) return driving; // this engine executes it already (e.g. waiting at a pause): the same outcome
+    const turnId = await this.currentTurnId(runId);
+    if (turnId && this.deps.hooks?.resumable) await this.deps.hooks.resumable(await this.pinOf(turnId));
     const owned = lease ?? (await this.deps.runs.claimOwnership(runId, options));
     const run = await this.deps.runs.get(runId);
-    const turnId = await this.currentTurnId(runId);
     if (!run.sessionId || !turnId) throw new Error(`run ${runId} has no turn to resume`);
     const sessionId = run.sessionId;
     return this.deps.admission.run(sessionId, () =>
@@ -249,6 +251,13 @@ export class TurnEngine {
       })
       .catch(() => undefined);
     return run;
+  }
+
+  /** The pin the turn recorded on its `turn.started` (null in logs older than pins). */
+  private async pinOf(turnId: string): Promise<TurnPin | null> {
+    const [first] = await this.deps.store.readStream(turnId, { limit: 1 });
+    const started = first ? asDomainEvent(first) : undefined;
+    return started?.type === 'turn.started' ? (started.data.core ?? null) : null;
   }
 
   /** The run's latest turn, from the runs read model (turn streams are separate from the run stream). */

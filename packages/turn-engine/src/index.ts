@@ -34,6 +34,7 @@ export {
   loadTurn,
   type StepRecord,
   type ToolCallRecord,
+  type TurnPin,
   type TurnRecord,
   type TurnSelection,
   toolResultText,

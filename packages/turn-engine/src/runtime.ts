@@ -16,6 +16,7 @@ import { TurnEngine, type TurnEngineOptions } from './engine.js';
 import { ToolRegistry } from './registry.js';
 import type { ToolDefinition } from './tool.js';
 import {
+  createEvolveTool,
   createTaskTools,
   type DelegationLimits,
   shellTool,
@@ -49,6 +50,8 @@ export interface TurnRuntimeOptions
   readonly runLeaseMs?: number;
   /** The lease of durable work claims (deliveries, completion notices, schedule fires); default 30 s. */
   readonly workLeaseMs?: number;
+  /** Add the `evolve_core` tool (an `evolver.run` task; the host sets it when it runs that kind). Default false. */
+  readonly evolveTool?: boolean;
   /** The task kinds the control plane accepts (default: the control plane's). */
   readonly taskKinds?: KindRegistry;
 }
@@ -111,6 +114,7 @@ export function createTurnRuntime(options: TurnRuntimeOptions): TurnRuntime {
       ...(options.knownSlots ? { knownSlots: options.knownSlots } : {}),
       ...(options.coreId ? { coreId: options.coreId } : {}),
     }),
+    ...(options.evolveTool ? [createEvolveTool(controlPlane)] : []),
   ];
   for (const tool of options.tools ?? defaults()) tools.register(tool);
   const engine = new TurnEngine({

@@ -7,6 +7,7 @@ import {
   type ModelCallFacts,
   type ToolCallFacts,
   type ToolCallState,
+  type TurnCoreFacts,
   type TurnFacts,
   type TurnSelectionFacts,
   type TurnState,
@@ -38,6 +39,9 @@ export interface StepRecord {
 
 /** What a delegated turn may use: a subset of tools, the core's slots to run, bootstrap or not. */
 export type TurnSelection = TurnSelectionFacts;
+
+/** What a turn runs with, recorded on `turn.started`: the core revision (absent: unversioned), slots and tools. */
+export type TurnPin = TurnCoreFacts;
 
 /**
  * A turn rebuilt from the log alone: the turn fold (`turnFold` in `@demiurge/lifecycle`, shared with the

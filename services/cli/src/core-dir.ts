@@ -1,4 +1,4 @@
-import { existsSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 
 /**
@@ -10,4 +10,11 @@ export function coreProblem(dir: string): string | null {
   if (!statSync(dir).isDirectory()) return `${dir} is not a directory`;
   if (!existsSync(join(dir, 'agent.yaml'))) return `${dir} has no agent.yaml`;
   return null;
+}
+
+/** The core's id from its agent.yaml, read leniently (a core whose check fails still has one); undefined: none. */
+export function readCoreId(dir: string): string | undefined {
+  const file = join(dir, 'agent.yaml');
+  if (!existsSync(file)) return undefined;
+  return /^id:\s*["']?([A-Za-z0-9_.-]+)["']?\s*(#.*)?$/m.exec(readFileSync(file, 'utf8'))?.[1];
 }

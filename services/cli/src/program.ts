@@ -1,6 +1,7 @@
 import { Command, CommanderError } from 'commander';
 import { action, type CommandContext } from './command-context.js';
 import { registerApprovals } from './commands/approvals.command.js';
+import { registerCore } from './commands/core.command.js';
 import { registerDoctor } from './commands/doctor.command.js';
 import { registerEvents } from './commands/events.command.js';
 import { registerHost } from './commands/host.command.js';
@@ -59,6 +60,7 @@ function buildProgram(ctx: CommandContext): Command {
   registerApprovals(program, ctx);
   registerTui(program, ctx);
   registerMcp(program, ctx);
+  registerCore(program, ctx);
 
   program
     .command('demo')

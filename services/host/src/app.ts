@@ -18,6 +18,7 @@ import { firstValueFrom, type Subject } from 'rxjs';
 import { reportClaimStats } from './claim-stats.js';
 import { COMPLETION_WAKE_EVENTS, type CompletionRound, CompletionTurns } from './completion-turns.js';
 import type { HostConfig } from './config.js';
+import type { CoreSource } from './core-source.js';
 import { describeFailure } from './describe-failure.js';
 import { isHostAlive } from './host-identity.js';
 import type { Logger } from './logger.js';
@@ -85,7 +86,10 @@ export class DemiurgeApp {
   readonly operatorAdapter: OperatorAdapter;
   readonly webhook: DeliveryAdapter | undefined;
   readonly owner: string;
+  /** The working copy (the configured core directory) as loaded at start. */
   readonly core: AgentCore;
+  /** The core by revision: the current one (picked up at each admission) and the ones turns are pinned to. */
+  readonly coreSource: CoreSource;
   readonly workspace: string;
   readonly clock: Clock;
   readonly ids: IdGenerator;
@@ -121,6 +125,7 @@ export class DemiurgeApp {
     this.webhook = parts.webhook;
     this.owner = parts.owner;
     this.core = parts.core;
+    this.coreSource = parts.coreSource;
     this.workspace = parts.workspace;
     this.clock = parts.clock;
     this.ids = parts.ids;

@@ -108,6 +108,7 @@ export function createOperatorBackend(app: DemiurgeApp, options: GatewayOptions 
       const live = await app.liveRuns();
       const base: HostStatusResult = {
         host: { owner: app.owner, closing: app.isClosing, provider: `${app.provider.name}/${app.provider.model}` },
+        core: await app.coreSource.status(),
         work: await runtime.host.status(),
         live_runs: live.map((r) => ({ run_id: r.runId, session_id: r.sessionId, status: r.status, owner: r.owner })),
         schedules: await scheduleOverview(app.store, app.coreDir, app.clock.now()),

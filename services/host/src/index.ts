@@ -1,5 +1,23 @@
 /** An Agent Core (pipelines.yaml, agent.yaml, slot.yaml) that does not load is a configuration error. */
-export { CoreLoadError, loadCore } from '@demiurge/slots';
+export {
+  CoreCheckFailedError,
+  type CoreCheckReport,
+  type CoreFiles,
+  CoreLoadError,
+  CoreRevisions,
+  CoreSnapshotStore,
+  checkCore,
+  coreFileChanges,
+  loadCore,
+  PinnedRevisionGoneError,
+  type RevisionEntry,
+  readCoreFiles,
+  restoreFiles,
+  revisionOf,
+  summarizeChanges,
+  UnknownRevisionError,
+  unifiedDiff,
+} from '@demiurge/slots';
 export { type AppOptions, DemiurgeApp, type SubmitInput, type Submitted } from './app.js';
 export {
   COMPLETION_RETRY_MS,
@@ -8,7 +26,9 @@ export {
   CompletionTurns,
 } from './completion-turns.js';
 export { ConfigError, type ConfigOverrides, configPath, HostConfig, loadConfig } from './config.js';
+export { CoreSource, coreStoreDir, type ResolvedCore } from './core-source.js';
 export { describeFailure } from './describe-failure.js';
+export { createEvolverRunHandler, EVOLVE_TOOLS, evolveScope, evolveWorkingCopy } from './evolver-run.js';
 export {
   createOperatorBackend,
   type GatewayOptions,
@@ -17,6 +37,7 @@ export {
   serveGatewayStdio,
 } from './gateway.js';
 export { hostIdentity, isHostAlive } from './host-identity.js';
+export { hostTaskKinds, UnhandledTaskKindError } from './host-task-kinds.js';
 export {
   createLogger,
   type LogFields,

@@ -12,8 +12,10 @@ import {
   type DeliveryIntentsOptions,
   type SlotModuleLoad,
   SlotRuntime,
+  slotVersions,
 } from '@demiurge/slots';
-import type { TurnHooks, TurnSelection } from '@demiurge/turn-engine';
+import type { TurnHooks, TurnPin, TurnSelection } from '@demiurge/turn-engine';
+import type { CoreSource } from './core-source.js';
 
 export interface SlotHooksOptions {
   readonly store: EventStore;
@@ -31,6 +33,13 @@ export interface SlotHooksOptions {
   readonly onSlotModule?: (load: SlotModuleLoad) => void;
   /** Where a session's sends go when the host decides it (scheduled fires), see `createDeliveryIntents`. */
   readonly routeOf?: DeliveryIntentsOptions['routeOf'];
+  /**
+   * The core by revision (the host's {@link CoreSource}): with it, each turn is pinned at admission to the
+   * current revision and runs that revision's slots; without it, every turn runs `core`, unversioned.
+   */
+  readonly source?: Pick<CoreSource, 'current' | 'at' | 'ensureRunnable'>;
+  /** The tool names the model may see, recorded in each turn's pin. */
+  readonly toolNames?: () => readonly string[];
 }
 
 const pick = (
@@ -92,15 +101,15 @@ export function createSlotHooks(options: SlotHooksOptions): TurnHooks & {
     }
     return inner(intent);
   };
-  const runtimeFor = (selection: TurnSelection | null) => {
-    const key = JSON.stringify(selection ?? null);
+  const runtimeFor = (selection: TurnSelection | null, core: AgentCore = options.core) => {
+    const key = `${core.dir}\0${JSON.stringify(selection ?? null)}`;
     let runtime = runtimes.get(key);
     if (!runtime) {
       runtime = new SlotRuntime({
         store: options.store,
         clock: options.clock,
         ids: options.ids,
-        core: selectCore(options.core, selection),
+        core: selectCore(core, selection),
         sessions: options.sessions,
         deliver,
         modules,
@@ -114,10 +123,43 @@ export function createSlotHooks(options: SlotHooksOptions): TurnHooks & {
     }
     return runtime;
   };
+  const versions = new WeakMap<AgentCore, ReturnType<typeof slotVersions>>();
+  const versionsOf = (core: AgentCore) => {
+    const known = versions.get(core);
+    if (known) return known;
+    const loading = slotVersions(core);
+    versions.set(core, loading);
+    return loading;
+  };
+  const pinnedCore = (pin: TurnPin | null): Promise<AgentCore> =>
+    options.source ? options.source.at(pin?.revision) : Promise.resolve(options.core);
   return {
     preload: () => runtimeFor(null).preload(),
+    async pin(turn) {
+      const { core, revision } = options.source ? await options.source.current() : { core: options.core };
+      const selected = selectCore(core, turn.selection);
+      const p = selected.pipelines;
+      const ids = new Set([
+        ...p.bootstrap.serial,
+        ...p.input.serial,
+        ...p.input.parallel,
+        ...p.output.serial,
+        ...p.output.parallel,
+      ]);
+      const allowed = turn.selection?.tools;
+      const tools = (options.toolNames?.() ?? []).filter((t) => !allowed || allowed.includes(t));
+      return {
+        coreId: core.id,
+        ...(revision ? { revision } : {}),
+        slots: (await versionsOf(core)).filter((s) => ids.has(s.id)),
+        tools: [...tools],
+      };
+    },
+    async resumable(pin) {
+      if (pin && options.source) await options.source.ensureRunnable(pin.coreId, pin.revision);
+    },
     async input(turn) {
-      const slots = runtimeFor(turn.selection);
+      const slots = runtimeFor(turn.selection, await pinnedCore(turn.pin));
       if (!turn.selection || turn.selection.bootstrap)
         await slots.runBootstrap({ sessionId: turn.sessionId, turnId: turn.turnId });
       // A session this turn opens has no history yet (it is created in the admission's commit) but its preamble.
@@ -134,7 +176,7 @@ export function createSlotHooks(options: SlotHooksOptions): TurnHooks & {
       return context.map((c) => ({ role: c.role, text: c.text, writeHistory: c.writeHistory }));
     },
     async output(turn) {
-      const slots = runtimeFor(turn.selection);
+      const slots = runtimeFor(turn.selection, await pinnedCore(turn.pin));
       const { sends, responseText } = await slots.runOutput({
         sessionId: turn.sessionId,
         turnId: turn.turnId,

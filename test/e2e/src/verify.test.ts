@@ -44,7 +44,7 @@ describe('verify, rebuild and events --follow (child process)', () => {
     expect(run.code).toBe(0);
     expect(run.stdout).toMatch(/^ok {4}log: \d+ event\(s\) in \d+ stream\(s\) follow their lifecycle machines$/m);
     expect(run.stdout).toMatch(
-      /^ok {4}invariants: ended-tasks-leave-active-lanes, deleted-tasks-hidden, terminal-runs-leave-no-active-tasks, live-runs-have-a-valid-owner-lease$/m,
+      /^ok {4}invariants: ended-tasks-leave-active-lanes, deleted-tasks-hidden, terminal-runs-leave-no-active-tasks, live-runs-have-a-valid-owner-lease, turns-pinned-revisions-exist$/m,
     );
     expect(run.stdout).toMatch(/^ok {4}projections: 8 equal a fresh rebuild/m);
     expect(run.stdout).toMatch(/^verify: ok \(\d+ ms\)$/m);

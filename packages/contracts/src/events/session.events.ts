@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { MessageId, RunId, SessionId, TurnId } from '../ids.js';
 import { defineEvent } from '../registry.js';
+import { TurnCoreCapabilities } from './core.events.js';
 
 /** A channel binding: the same core + channel + conversation key always resolves to one session. */
 export const ChannelBinding = z.object({
@@ -81,6 +82,10 @@ export const TurnStarted = defineEvent({
         bootstrap: z.boolean().optional(),
       })
       .optional(),
+    /** The turn's pin: the core revision, slots and tools it runs with (absent in logs older than revisions). */
+    core: TurnCoreCapabilities.optional(),
+    /** The root of the turn's file and shell tools when it is not the host's workspace (an evolve's working copy). */
+    workspace: z.string().min(1).optional(),
   }),
 });
 

@@ -31,6 +31,14 @@ export interface TurnSelectionFacts {
   readonly bootstrap?: boolean | undefined;
 }
 
+/** What a turn runs with (its pin on turn.started): the core revision (absent: unversioned), slots, tools. */
+export interface TurnCoreFacts {
+  readonly coreId: string;
+  readonly revision?: string | undefined;
+  readonly slots: readonly { readonly id: string; readonly phase: string; readonly version: string }[];
+  readonly tools: readonly string[];
+}
+
 /**
  * A turn as its stream says: the turn machine's state, what started it (session, run, input, context,
  * selection), its model rounds, and how it ended. The one fold of a turn, used by the turn engine and the
@@ -46,6 +54,10 @@ export interface TurnFacts {
   readonly context: readonly { readonly role: 'user' | 'system'; readonly text: string }[];
   /** A delegated turn's selections (turn.started), or null. */
   readonly selection: TurnSelectionFacts | null;
+  /** The turn's pin (turn.started): the core revision, slots and tools it runs with; null in older logs. */
+  readonly core: TurnCoreFacts | null;
+  /** The root of its file and shell tools when not the host's workspace (turn.started), or null. */
+  readonly workspace: string | null;
   readonly steps: readonly TurnStepFacts[];
   /** The error of `turn.failed`, or the reason of `turn.cancelled` as one (`code: 'cancelled'`). */
   readonly error: { readonly code: string; readonly message: string } | null;
@@ -60,6 +72,8 @@ export const initialTurnFacts: TurnFacts = {
   inputMessageId: null,
   context: [],
   selection: null,
+  core: null,
+  workspace: null,
   steps: [],
   error: null,
 };
@@ -76,6 +90,8 @@ function changes(turn: TurnFacts, event: Fact): Partial<TurnFacts> {
         inputMessageId: d.inputMessageId ?? null,
         context: d.context ?? [],
         selection: d.selection ?? null,
+        core: d.core ?? null,
+        workspace: d.workspace ?? null,
       };
     }
     case 'turn.model_responded': {

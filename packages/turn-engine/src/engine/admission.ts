@@ -51,6 +51,7 @@ export async function admit(
     if (peek.notices.length === 0) return undefined;
     text = noticeText(peek.notices);
   }
+  const pin = (await deps.hooks?.pin?.({ sessionId: input.sessionId, selection: input.selection ?? null })) ?? null;
   const context =
     (await deps.hooks?.input?.({
       sessionId: input.sessionId,
@@ -59,6 +60,7 @@ export async function admit(
       selection: input.selection ?? null,
       opening: open !== undefined,
       ...(open && preamble.length > 0 ? { preamble } : {}),
+      pin,
     })) ?? [];
   const { runId, lease, stream: runStream } = runs.startStream(input.sessionId, input.actor, input.runId);
   for (let attempt = 1; ; attempt++) {
@@ -113,6 +115,8 @@ export async function admit(
             inputMessageId: messageId,
             ...(turnContext.length > 0 ? { context: turnContext.map((c) => ({ role: c.role, text: c.text })) } : {}),
             ...(input.selection ? { selection: input.selection as never } : {}),
+            ...(pin ? { core: pin as never } : {}),
+            ...(input.workspaceRoot ? { workspace: input.workspaceRoot } : {}),
           },
         },
       ],

@@ -33,6 +33,7 @@ export async function finish(deps: EngineDeps, exec: TurnExecution, text: string
         text,
         signal: exec.signal,
         selection: exec.turn.selection,
+        pin: exec.turn.core,
       }));
     } catch (err) {
       if (err instanceof TurnStopped) throw err;

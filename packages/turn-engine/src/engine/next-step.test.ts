@@ -38,6 +38,8 @@ const turn = (state: TurnState, steps: StepRecord[] = []): TurnRecord => ({
   inputMessageId: 'msg_1',
   context: [],
   selection: null,
+  core: null,
+  workspace: null,
   error: null,
   steps,
 });

@@ -109,7 +109,7 @@ export async function dispatchCall(deps: EngineDeps, exec: TurnExecution, call: 
   let events: NewEvent<ToolCallEventType>[];
   try {
     const result = await tool.run(parsed.data, {
-      workspaceRoot: deps.workspaceRoot,
+      workspaceRoot: exec.turn.workspace ?? deps.workspaceRoot,
       signal,
       sessionId: exec.sessionId,
       turnId: exec.turnId,

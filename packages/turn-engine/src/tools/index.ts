@@ -11,6 +11,7 @@ export {
   throwIfCancelled,
   WorkspaceEscapeError,
 } from './errors.js';
+export { createEvolveTool, EvolveCoreInput } from './evolve.js';
 export {
   EditFileInput,
   editFileTool,

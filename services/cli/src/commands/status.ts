@@ -1,4 +1,7 @@
+import { resolve } from 'node:path';
+import { asDomainEvent, coreStreamId } from '@demiurge/contracts';
 import type { OperatorStatus } from '@demiurge/control-plane';
+import type { EventStore } from '@demiurge/event-store';
 import type { StoreFileReport } from '@demiurge/event-store-sqlite';
 import {
   DEFAULT_CORE_DIR,
@@ -12,6 +15,7 @@ import { type McpServerStatus, mcpServerStatus } from '@demiurge/mcp';
 import { type NeedsOperatorEntry, operatorStatusReader } from '@demiurge/projector-operator-status';
 import { type ApprovalEntry, type LiveRunEntry, runsReader } from '@demiurge/projector-runs';
 import { sessionsReader } from '@demiurge/projector-sessions';
+import { readCoreId } from '../core-dir.js';
 import { counts, describeLease, orDash, shorten, table } from '../format.js';
 import type { HomePaths } from '../home.js';
 import type { CommandIo } from '../io.js';
@@ -38,6 +42,8 @@ export interface StatusReport {
     readonly durationMs: number;
   } | null;
   readonly config: { readonly provider: string; readonly model: string | null; readonly core: string | null };
+  /** The core's current revision (docs/core-revisions.md); revision null: none saved, the working copy runs. */
+  readonly core: { readonly id: string; readonly revision: string | null; readonly number: number | null } | null;
   readonly sessions: { readonly active: number; readonly archived: number; readonly total: number };
   readonly runs: { readonly live: readonly StatusRun[] };
   readonly approvals: { readonly open: readonly ApprovalEntry[] };
@@ -120,6 +126,7 @@ export async function statusCommand(paths: HomePaths, options: { json: boolean }
         model: config.provider.model ?? null,
         core: config.core ?? null,
       },
+      core: await currentCore(store, config.core ?? DEFAULT_CORE_DIR),
       sessions: { active, archived: sessions.length - active, total: sessions.length },
       runs: { live },
       approvals: { open },
@@ -140,11 +147,27 @@ export async function statusCommand(paths: HomePaths, options: { json: boolean }
   for (const line of renderStatus(report, Date.now())) io.out(line);
 }
 
+/** The configured core's id and current revision, read from the log (null when the core has no agent.yaml). */
+async function currentCore(store: EventStore, dir: string): Promise<StatusReport['core']> {
+  const id = readCoreId(resolve(dir));
+  if (!id) return null;
+  const events = await store.readStream(coreStreamId(id));
+  const saved = events.map(asDomainEvent).filter((e) => e.type === 'core.revision_saved');
+  const last = saved.at(-1);
+  if (last?.type !== 'core.revision_saved') return { id, revision: null, number: null };
+  return { id, revision: last.data.revision, number: saved.length };
+}
+
 export function renderStatus(r: StatusReport, now: number): string[] {
   const lines = [
     `home      ${r.home}`,
     `log       head ${r.head}`,
     `config    provider ${r.config.provider}${r.config.model ? ` (${r.config.model})` : ''}, core ${r.config.core ?? '(bundled)'}`,
+    ...(r.core
+      ? [
+          `core      ${r.core.id} ${r.core.revision ? `revision #${r.core.number} ${r.core.revision.slice(0, 12)}` : 'no revision saved (the working copy runs)'}`,
+        ]
+      : []),
     `sessions  ${r.sessions.active} active, ${r.sessions.archived} archived`,
     `runs      ${r.runs.live.length} live`,
   ];

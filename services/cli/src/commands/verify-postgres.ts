@@ -7,6 +7,7 @@ import { describeStore, type StoreSelection } from '@demiurge/host';
 import { verifyLog } from '@demiurge/lifecycle';
 import { importInto, storedRecords, withStore } from '../log-transfer.js';
 import { checkInvariants, Invariant } from '../verify/invariants.js';
+import { checkPinnedRevisions } from '../verify/pinned-revisions.js';
 import { diffProjection, type ProjectionDifference } from '../verify/projection-diff.js';
 import type { VerifyReport } from './verify.js';
 
@@ -31,14 +32,17 @@ async function* upTo(records: AsyncIterable<StoredEventRecord>, head: number): A
  */
 export async function verifyPostgres(
   selection: Extract<StoreSelection, { kind: 'postgres' }>,
-  options: { head?: boolean; kept?: ChainHead },
+  options: { head?: boolean; kept?: ChainHead; coreStore: string },
 ): Promise<VerifyReport | VerifyReport['chain']> {
   const started = Date.now();
   return withStore(selection, async (store) => {
     const chain = await store.verifyChain(options.kept ? { kept: options.kept } : {});
     if (options.head) return chain;
     const log = await verifyLog(store.iterate(), { maxViolations: REPORT_LIMIT, fencing: true });
-    const findings = await checkInvariants(store, Date.now());
+    const findings = [
+      ...(await checkInvariants(store, Date.now())),
+      ...(await checkPinnedRevisions(store, options.coreStore)),
+    ];
     // The projections as of one head: a dump during which the head moved (a serving host appended, say a
     // heartbeat) is taken again, so that it is compared with the rebuild of exactly the log it reflects.
     let head = await store.head();

@@ -10,13 +10,14 @@ import {
   readSchemaInfo,
   snapshotDatabase,
 } from '@demiurge/event-store-sqlite';
-import { describeStore, loadConfig, storeSelection } from '@demiurge/host';
+import { coreStoreDir, describeStore, loadConfig, storeSelection } from '@demiurge/host';
 import { type LogViolation, verifyLog } from '@demiurge/lifecycle';
 import { ExitCode, UsageError } from '../cli-errors.js';
 import type { HomePaths } from '../home.js';
 import type { CommandIo } from '../io.js';
 import { NoDatabaseError, runtimeProjectors } from '../runtime-store.js';
 import { checkInvariants, Invariant, type InvariantFinding } from '../verify/invariants.js';
+import { checkPinnedRevisions } from '../verify/pinned-revisions.js';
 import { describeDifference, diffProjection, type ProjectionDifference } from '../verify/projection-diff.js';
 
 /** How many log violations and projection differences the report lists (all are counted). */
@@ -87,6 +88,7 @@ export async function verifyCommand(
   if (selection.kind === 'postgres') {
     const { verifyPostgres } = await import('./verify-postgres.js');
     const result = await verifyPostgres(selection, {
+      coreStore: coreStoreDir(paths.home),
       ...(options.head ? { head: true } : {}),
       ...(kept ? { kept } : {}),
     });
@@ -116,7 +118,10 @@ export async function verifyCommand(
       };
       if (options.head) return printHead(paths.database, chain, options.json, io);
       const log = await verifyLog(store.iterate(), { maxViolations: REPORT_LIMIT, fencing: true });
-      const findings = await checkInvariants(store, Date.now());
+      const findings = [
+        ...(await checkInvariants(store, Date.now())),
+        ...(await checkPinnedRevisions(store, coreStoreDir(paths.home))),
+      ];
       const live = await dumpProjections(store);
       await store.rebuild();
       const rebuilt = await dumpProjections(store);

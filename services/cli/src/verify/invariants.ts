@@ -20,6 +20,8 @@ export const Invariant = {
    * resume is what a serving host, or the next host start, acts on.
    */
   liveRunsHaveAnOwner: 'live-runs-have-a-valid-owner-lease',
+  /** Every turn's pinned core revision was recorded and its snapshot is still in the home (see `checkPinnedRevisions`). */
+  pinnedRevisionsExist: 'turns-pinned-revisions-exist',
 } as const;
 export type Invariant = (typeof Invariant)[keyof typeof Invariant];
 

@@ -2,6 +2,7 @@ import type { TaskView } from '@demiurge/projector-task-board';
 import { NothingToCompactError } from '@demiurge/turn-engine';
 import type { DemiurgeApp } from '../app.js';
 import { describeStore } from '../store/host-store.js';
+import { runCoreCommand } from './core-commands.js';
 
 /** A slash command of the session dialect, listed in `operator.ready` (`slash_commands`). */
 export interface SlashSpec {
@@ -30,13 +31,22 @@ export const SLASH_COMMANDS: readonly SlashSpec[] = [
   { name: 'new', description: 'start a new session', group: 'session', usage: null },
   { name: 'resume', description: 'continue another session', group: 'session', usage: '/resume [ID]' },
   { name: 'history', description: "show this session's history again", group: 'session', usage: null },
+  { name: 'core', description: "the Agent Core's current revision", group: 'core', usage: null },
+  { name: 'versions', description: "the Agent Core's revisions", group: 'core', usage: null },
+  {
+    name: 'evolve',
+    description: 'an evolve task: a child agent changes the core',
+    group: 'core',
+    usage: '/evolve GOAL',
+  },
+  { name: 'rollback', description: 'make an older core revision current', group: 'core', usage: '/rollback REV' },
   { name: 'doctor', description: 'check the host', group: 'general', usage: null },
   { name: 'exit', description: 'leave', group: 'general', usage: null },
   { name: 'quit', description: 'leave', group: 'general', usage: null },
 ];
 
 /** Commands of the original that this runtime does not have (yet): answered `{ handled: false }` with a notice. */
-const NOT_HERE = new Set(['evolve', 'rollback', 'packages', 'skills', 'skill', 'versions', 'core']);
+const NOT_HERE = new Set(['packages', 'skills', 'skill']);
 
 /** What a slash command may do on its connection. */
 export interface SlashContext {
@@ -183,6 +193,7 @@ export async function runSlashCommand(ctx: SlashContext, name: string, args: str
       return true;
     }
     default:
+      if (await runCoreCommand(ctx, name, args)) return true;
       if (NOT_HERE.has(name)) ctx.notice(`/${name} is not available in this runtime`, 'warning');
       else ctx.notice(`unknown command: /${name}`, 'warning');
       return false;

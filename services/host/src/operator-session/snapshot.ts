@@ -28,7 +28,8 @@ export async function sessionSnapshot(app: DemiurgeApp, state: ConnectionState):
   return {
     workspace: app.workspace,
     core_id: app.core.id,
-    core_revision: app.core.revision.slice(0, 12),
+    // The current core revision (docs/core-revisions.md); without one, the working copy's content hash.
+    core_revision: ((await app.coreSource.status()).revision ?? app.core.revision).slice(0, 12),
     session_id: state.sessionId,
     provider: app.provider.name,
     model: app.provider.model,

@@ -14,12 +14,15 @@ import type { ModelProvider } from '@demiurge/providers';
 import { SchedulerRuntime } from '@demiurge/scheduler';
 import { type AgentCore, BackgroundWorkRuntime, loadCore } from '@demiurge/slots';
 import { createTurnRuntime, type TurnRuntime } from '@demiurge/turn-engine';
-import { RuntimeTaskWorker, terminalExecHandler, workerTaskKinds } from '@demiurge/workers';
+import { RuntimeTaskWorker, type TaskHandler, terminalExecHandler } from '@demiurge/workers';
 import { Subject } from 'rxjs';
 import { createAgentSpawnHandler } from '../agent-spawn.js';
 import { type ConfigOverrides, type HostConfig, loadConfig } from '../config.js';
+import { CoreSource } from '../core-source.js';
 import { describeFailure } from '../describe-failure.js';
+import { createEvolverRunHandler } from '../evolver-run.js';
 import { hostIdentity, isHostAlive } from '../host-identity.js';
+import { hostTaskKinds } from '../host-task-kinds.js';
 import { createLogger, type Logger } from '../logger.js';
 import { DEFAULT_CORE_DIR } from '../paths.js';
 import { hostProjectors } from '../projectors.js';
@@ -59,7 +62,10 @@ export interface HostRuntime {
   readonly owner: string;
   readonly logger: Logger;
   readonly provider: ModelProvider;
+  /** The working copy (the configured core directory) as loaded at start. */
   readonly core: AgentCore;
+  /** The core by revision: the current one (picked up at each admission) and the pinned ones. */
+  readonly coreSource: CoreSource;
   readonly workspace: string;
   /** Sessions, runs, the engine, approvals, the control plane and durable work. */
   readonly turns: TurnRuntime;
@@ -111,6 +117,10 @@ export async function createRuntime(options: RuntimeOptions): Promise<HostRuntim
     const clock = options.clock ?? ('databaseClock' in store ? await store.databaseClock() : localClock);
     const ids = options.ids ?? createIdGenerator(clock);
     const core = await loadCore(resolve(config.core ?? DEFAULT_CORE_DIR));
+    const coreSource = new CoreSource({ store, home, workingCopy: core });
+    const slotCacheDir = join(home, 'cache', 'slots');
+    // The kinds this host runs; any other is refused at submit (never left `created` without a handler).
+    const handlers: Record<string, TaskHandler> = {};
     const workspace = realpathSync(resolve(config.workspace ?? process.cwd()));
     const background = new BackgroundWorkRuntime({
       onError: (failure) => logger.error(`background ${describeFailure(failure)}`),
@@ -137,7 +147,8 @@ export async function createRuntime(options: RuntimeOptions): Promise<HostRuntim
         keepMessages: config.compaction.keep_messages,
       },
       stepBudget: core.limits.stepBudget,
-      taskKinds: workerTaskKinds,
+      taskKinds: hostTaskKinds(() => Object.keys(handlers)),
+      evolveTool: true,
       delegationLimits: { maxDepth: core.limits.maxDelegationDepth },
       coreId: core.id,
       knownSlots: {
@@ -148,6 +159,8 @@ export async function createRuntime(options: RuntimeOptions): Promise<HostRuntim
       hooks: {
         input: (turn) => slotHooks!.input!(turn),
         output: (turn) => slotHooks!.output!(turn),
+        pin: (turn) => slotHooks!.pin!(turn),
+        resumable: (pin) => slotHooks!.resumable!(pin),
       },
     });
     mcp = await startMcpServers({ store, clock, ids, owner, core, turns, logger });
@@ -161,7 +174,9 @@ export async function createRuntime(options: RuntimeOptions): Promise<HostRuntim
       background,
       workspaceRoot: workspace,
       routeOf: (sessionId) => scheduledRouteOf(store, turns.sessions, sessionId),
-      slotCacheDir: join(home, 'cache', 'slots'),
+      slotCacheDir,
+      source: coreSource,
+      toolNames: () => turns.tools.names(),
       onSlotModule: (load) =>
         logger.info(
           `slot module ${load.slotId}: ${load.source === 'cache' ? 'from the cache' : load.source} in ${Math.round(load.ms)} ms`,
@@ -198,7 +213,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<HostRuntim
       artifactsDir: join(home, 'runtime', 'artifacts'),
       graceMs: config.tasks.grace_ms,
       isHostAlive,
-      handlers: {
+      handlers: Object.assign(handlers, {
         'terminal.exec': terminalExecHandler,
         'agent.spawn': createAgentSpawnHandler({
           sessions: turns.sessions,
@@ -206,7 +221,16 @@ export async function createRuntime(options: RuntimeOptions): Promise<HostRuntim
           engine: () => turns.engine,
           coreId: core.id,
         }),
-      },
+        'evolver.run': createEvolverRunHandler({
+          store,
+          sessions: turns.sessions,
+          ids,
+          engine: () => turns.engine,
+          source: coreSource,
+          home,
+          slotCacheDir,
+        }),
+      }),
     } as ConstructorParameters<typeof RuntimeTaskWorker>[0]);
     const scheduler = createScheduler({ store, clock, ids, owner, core, turns, workLeaseMs: config.leases.work_ms });
     const pushes$ = new Subject<OperatorPush>();
@@ -234,6 +258,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<HostRuntim
       logger,
       provider,
       core,
+      coreSource,
       workspace,
       turns,
       worker,

@@ -1,0 +1,132 @@
+import { type Actor, asDomainEvent, type CoreRevisionSaved, coreStreamId, type EventData } from '@demiurge/contracts';
+import type { EventStore } from '@demiurge/event-store';
+import { coreFileChanges, summarizeChanges } from './core-diff.js';
+import { type CoreFiles, type CoreSnapshotStore, revisionOf } from './core-snapshot.js';
+import { UnknownRevisionError } from './revision-errors.js';
+
+/** The stream type of a core's revisions (one stream per core: `core:<coreId>`). */
+export const CORE_STREAM_TYPE = 'core';
+
+/** One recorded revision (a `core.revision_saved`), oldest first in {@link CoreRevisions.list}. */
+export interface RevisionEntry extends EventData<typeof CoreRevisionSaved> {
+  /** Its place in the core's history (1 = the first revision). */
+  readonly number: number;
+  readonly actor: Actor;
+  readonly recordedAt: string;
+}
+
+/** What {@link CoreRevisions.record} takes. */
+export interface RecordRevision {
+  readonly files: CoreFiles;
+  readonly message: string;
+  readonly reason: 'save' | 'rollback' | 'evolve';
+  readonly actor: Actor;
+  readonly restoredFrom?: string;
+  readonly taskId?: string;
+}
+
+/**
+ * A core's revisions: snapshots in a {@link CoreSnapshotStore}, history in the log (`core.revision_saved` on
+ * the stream `core:<coreId>`). The current revision is the one the last event names. Recording writes the
+ * snapshot first and appends the event at the stream version it read, so two writers cannot both make their
+ * revision current from the same parent (the second gets `StreamVersionConflictError`).
+ *
+ * @example
+ * ```ts
+ * const revisions = new CoreRevisions({ store, snapshots, coreId: 'default' });
+ * const { entry } = await revisions.record({ files: await readCoreFiles('agent'), message: 'first',
+ *   reason: 'save', actor: { kind: 'user', id: 'cli' } });
+ * (await revisions.current())?.revision === entry.revision; // true
+ * ```
+ */
+export class CoreRevisions {
+  readonly coreId: string;
+  readonly snapshots: CoreSnapshotStore;
+  private readonly store: EventStore;
+
+  constructor(options: { store: EventStore; snapshots: CoreSnapshotStore; coreId: string }) {
+    this.store = options.store;
+    this.snapshots = options.snapshots;
+    this.coreId = options.coreId;
+  }
+
+  /** Every recorded revision, oldest first. */
+  async list(): Promise<RevisionEntry[]> {
+    const entries: RevisionEntry[] = [];
+    for (const e of (await this.store.readStream(coreStreamId(this.coreId))).map(asDomainEvent)) {
+      if (e.type !== 'core.revision_saved') continue;
+      entries.push({ ...e.data, number: entries.length + 1, actor: e.meta.actor, recordedAt: e.recordedAt });
+    }
+    return entries;
+  }
+
+  /** The current revision, or undefined when none was recorded (the working copy runs unversioned). */
+  async current(): Promise<RevisionEntry | undefined> {
+    return (await this.list()).at(-1);
+  }
+
+  /** The recorded revision a full id or a unique prefix (4+ hex digits) names, or `#<number>` (1 = the first). */
+  async resolve(ref: string): Promise<RevisionEntry> {
+    const all = await this.list();
+    const byNumber = /^#(\d+)$/.exec(ref);
+    if (byNumber) {
+      const hit = all[Number(byNumber[1]) - 1];
+      if (!hit) throw new UnknownRevisionError(ref, `core ${this.coreId} has ${all.length} revision(s)`);
+      return hit;
+    }
+    if (!/^[0-9a-f]{4,64}$/.test(ref)) {
+      throw new UnknownRevisionError(ref, 'give a revision id (at least 4 hex digits) as `core versions` lists them');
+    }
+    const hits = [...new Set(all.filter((e) => e.revision.startsWith(ref)).map((e) => e.revision))];
+    if (hits.length === 0) throw new UnknownRevisionError(ref, `core ${this.coreId} has no such revision`);
+    if (hits.length > 1)
+      throw new UnknownRevisionError(ref, `the prefix names ${hits.length} revisions; give more digits`);
+    return all.findLast((e) => e.revision === hits[0]) as RevisionEntry;
+  }
+
+  /**
+   * Stores the files as a snapshot and makes it current with one `core.revision_saved` (parent: the revision
+   * current before). A `save` of files equal to the current revision records nothing (`changed: false`).
+   */
+  async record(input: RecordRevision): Promise<{ entry: RevisionEntry; changed: boolean }> {
+    const all = await this.list();
+    const current = all.at(-1);
+    if (input.reason === 'save' && current && revisionOf(input.files) === current.revision) {
+      return { entry: current, changed: false };
+    }
+    const revision = await this.snapshots.put(input.files);
+    const parentFiles = current ? await this.snapshots.files(current.revision).catch(() => new Map()) : new Map();
+    const data = {
+      coreId: this.coreId,
+      revision,
+      parent: current?.revision ?? null,
+      message: input.message,
+      reason: input.reason,
+      ...(input.restoredFrom ? { restoredFrom: input.restoredFrom } : {}),
+      ...(input.taskId ? { taskId: input.taskId } : {}),
+      files: input.files.size,
+      summary: summarizeChanges(coreFileChanges(parentFiles, input.files)),
+    };
+    const result = await this.store.append(
+      {
+        streamType: CORE_STREAM_TYPE,
+        streamId: coreStreamId(this.coreId),
+        expectedVersion: all.length === 0 ? 'no_stream' : all.length + 1, // + core.registered
+        events: [
+          ...(all.length === 0 ? [{ type: 'core.registered', data: { coreId: this.coreId } }] : []),
+          { type: 'core.revision_saved', data },
+        ],
+      },
+      { meta: { actor: input.actor } },
+    );
+    const event = asDomainEvent(result.events.at(-1)!);
+    if (event.type !== 'core.revision_saved') throw new Error(`core ${this.coreId}: the append recorded ${event.type}`);
+    const entry: RevisionEntry = {
+      ...event.data,
+      number: all.length + 1,
+      actor: event.meta.actor,
+      recordedAt: event.recordedAt,
+    };
+    return { entry, changed: true };
+  }
+}

@@ -1,0 +1,18 @@
+export { type CoreCheckReport, checkCore } from './core-check.js';
+export { type CoreFileChanges, coreFileChanges, isUnchanged, summarizeChanges, unifiedDiff } from './core-diff.js';
+export { type SlotVersion, slotVersions } from './core-pin.js';
+export {
+  CORE_STREAM_TYPE,
+  CoreRevisions,
+  type RecordRevision,
+  type RevisionEntry,
+} from './core-revisions.js';
+export {
+  type CoreFiles,
+  CoreSnapshotStore,
+  readCoreFiles,
+  restoreFiles,
+  revisionOf,
+  writeFiles,
+} from './core-snapshot.js';
+export { CoreCheckFailedError, PinnedRevisionGoneError, UnknownRevisionError } from './revision-errors.js';
