@@ -24,14 +24,13 @@ import {
 import {
   type AppendPlan,
   assertDistinctProjectors,
-  catchUpSubscription,
   iterateInBatches,
   planAppend,
   selectProjectors,
 } from '@demiurge/event-store/adapter';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import type pg from 'pg';
-import { Observable } from 'rxjs';
+import type { Observable } from 'rxjs';
 import { type AppendCache, appendInTransaction } from './append-transaction.js';
 import { connectionError, createClient, createPool, redactUrl } from './connection.js';
 import { createDatabaseClock, type DatabaseClock, type DatabaseClockOptions, serverTimeOf } from './database-clock.js';
@@ -47,6 +46,7 @@ import type { PostgresEventStore, PostgresEventStoreOptions } from './postgres-s
 import { createProjectionReader } from './projection-reader.js';
 import { ProjectorRunner } from './projector-runner.js';
 import type { StoreSchema } from './schema.js';
+import { subscribeFrom } from './subscribe-from.js';
 
 /**
  * Opens the PostgreSQL event store: connects (a refused connection or bad credentials is one clear
@@ -287,24 +287,14 @@ class PgStore implements PostgresEventStore {
   }
 
   subscribe(options?: SubscribeOptions): Observable<RecordedEvent> {
-    return new Observable<RecordedEvent>((subscriber) => {
-      let inner: { unsubscribe(): void } | undefined;
-      let done = false;
-      (async () => {
-        const from = options?.from ?? (await this.head()) + 1;
-        if (done) return;
-        inner = catchUpSubscription(
-          (start, limit) => this.readRange(start, limit, options?.types),
-          this.events$,
-          from,
-          options?.types,
-        ).subscribe(subscriber);
-      })().catch((err: unknown) => subscriber.error(err));
-      return () => {
-        done = true;
-        inner?.unsubscribe();
-      };
-    });
+    return subscribeFrom(
+      {
+        head: () => this.head(),
+        readRange: (from, limit, types) => this.readRange(from, limit, types),
+        events$: this.events$,
+      },
+      options,
+    );
   }
 
   projection(name: string): ProjectionReader {

@@ -1,4 +1,4 @@
-import type { RecordedEvent } from '@demiurge/contracts';
+import { isEvent, type RecordedEvent } from '@demiurge/contracts';
 import type { EventStore } from '@demiurge/event-store';
 import { type McpServerState, mcpServerLifecycle } from '@demiurge/lifecycle';
 
@@ -26,16 +26,16 @@ export const MCP_SERVER_EVENT_TYPES: readonly string[] = mcpServerLifecycle.even
 function fold(events: readonly RecordedEvent[]): Map<string, McpServerStatus> {
   const byStream = new Map<string, McpServerStatus>();
   for (const event of events) {
-    const data = event.data as Record<string, unknown>;
     const prev = byStream.get(event.streamId);
-    if (event.type === 'mcp.server_starting') {
+    if (isEvent(event, 'mcp.server_starting')) {
+      const { data } = event;
       byStream.set(event.streamId, {
-        server: String(data.server),
+        server: data.server,
         mcpServerId: event.streamId,
-        coreId: String(data.coreId),
-        host: String(data.host),
-        transport: String(data.transport),
-        target: String(data.target),
+        coreId: data.coreId,
+        host: data.host,
+        transport: data.transport,
+        target: data.target,
         state: 'starting',
         attempts: 0,
         crashes: 0,
@@ -48,14 +48,14 @@ function fold(events: readonly RecordedEvent[]): Map<string, McpServerStatus> {
     if (!prev) continue;
     const state = mcpServerLifecycle.evolve(prev.state, event, event.streamId);
     const next = { ...prev, state, since: event.recordedAt };
-    if (event.type === 'mcp.server_started') {
-      next.attempts = Number(data.attempt);
-      next.tools = (data.tools as unknown[]).length;
-    } else if (event.type === 'mcp.server_crashed') {
+    if (isEvent(event, 'mcp.server_started')) {
+      next.attempts = event.data.attempt;
+      next.tools = event.data.tools.length;
+    } else if (isEvent(event, 'mcp.server_crashed')) {
       next.crashes = prev.crashes + 1;
-      next.lastReason = String(data.reason);
-    } else {
-      next.lastReason = String(data.reason);
+      next.lastReason = event.data.reason;
+    } else if (isEvent(event, 'mcp.server_failed', 'mcp.server_stopped')) {
+      next.lastReason = event.data.reason;
     }
     byStream.set(event.streamId, next);
   }

@@ -42,6 +42,7 @@ export {
   CoreRevisions,
   CoreSnapshotStore,
   checkCore,
+  type CoreTestRunner,
   coreFileChanges,
   isUnchanged,
   PinnedRevisionGoneError,

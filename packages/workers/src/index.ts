@@ -8,6 +8,7 @@ export {
   WorkerClosedError,
 } from './errors.js';
 export { LogTail, type LogTailOptions, type TailLine, TRUNCATION_MARK } from './log-tail.js';
+export { runNodeTestFile } from './node-test-file.js';
 export {
   groupAlive,
   type HeldProcessGroup,

@@ -5,7 +5,7 @@ import {
   type DeliveryRuntime,
   type OperatorAdapter,
 } from '@demiurge/delivery';
-import { type DamagedStoreError, type PollLoop, pollLoop } from '@demiurge/event-store';
+import type { DamagedStoreError, PollLoop } from '@demiurge/event-store';
 import { type DeliveryStatusEntry, deliveryStatusPrefix, outboxReader } from '@demiurge/projector-outbox';
 import { type RunView, runsReader } from '@demiurge/projector-runs';
 import type { ModelProvider } from '@demiurge/providers';
@@ -21,6 +21,7 @@ import type { HostConfig } from './config.js';
 import type { CoreSource } from './core-source.js';
 import { describeFailure } from './describe-failure.js';
 import { isHostAlive } from './host-identity.js';
+import { hostLoop, schedulerRound } from './host-loops.js';
 import type { Logger } from './logger.js';
 import { stopOrphanedToolProcesses } from './orphan-processes.js';
 import { watchRunCommands } from './run-resumer.js';
@@ -382,24 +383,12 @@ export class DemiurgeApp {
       this.loops.push(this.every(1_000, () => this.deliverCompletions(), 'completions', COMPLETION_WAKE_EVENTS));
     }
     if (this.config.scheduler.enabled) {
-      const round = async () => {
-        await this.scheduler.tick();
-        for (const fire of await this.scheduler.runDue({ limit: 4 })) {
-          if (fire.outcome === 'error') logger.error(`schedule ${fire.scheduleId}: ${String(fire.cause)}`);
-        }
-      };
-      this.loops.push(this.every(this.config.scheduler.tick_ms, round, 'scheduler'));
+      this.loops.push(this.every(this.config.scheduler.tick_ms, schedulerRound(this.scheduler, logger), 'scheduler'));
     }
   }
 
   /** A background loop of this host: `round` every `ms` (and at once on any of `wakeOn`), one round at a time. */
   private every(ms: number, round: () => Promise<unknown>, name: string, wakeOn: readonly string[] = []): PollLoop {
-    return pollLoop({
-      round,
-      intervalMs: ms,
-      events$: this.store.events$,
-      wakeOn,
-      onError: (error) => this.logger.error(describeFailure({ name, error })),
-    });
+    return hostLoop(this, { ms, round, name, wakeOn });
   }
 }

@@ -17,7 +17,7 @@ import {
   writeFiles,
 } from '@demiurge/slots';
 import type { TurnEngine } from '@demiurge/turn-engine';
-import type { RunningTask, TaskHandler, TaskOutcome } from '@demiurge/workers';
+import { type RunningTask, runNodeTestFile, type TaskHandler, type TaskOutcome } from '@demiurge/workers';
 import type { CoreSource } from './core-source.js';
 
 /** The tools an evolve's child agent gets: the file tools, confined to its working copy. */
@@ -122,10 +122,10 @@ export function createEvolverRunHandler(deps: {
         taskId: string;
         answer: string;
       }): Promise<TaskOutcome> => {
-        const report: CoreCheckReport = await checkCore(
-          p.workDir,
-          deps.slotCacheDir ? { cacheDir: deps.slotCacheDir } : {},
-        );
+        const report: CoreCheckReport = await checkCore(p.workDir, {
+          ...(deps.slotCacheDir ? { cacheDir: deps.slotCacheDir } : {}),
+          runTest: runNodeTestFile,
+        });
         if (!report.ok) {
           return {
             status: 'failed',

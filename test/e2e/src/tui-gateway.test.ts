@@ -165,7 +165,7 @@ describe('the TUI gateway (original protocol over stdio)', () => {
         (f.payload?.deliveries as { text: string }[])?.[0]?.text ===
           `nothing to compact in session ${sessionId}: the last 4 messages are always kept, and nothing older is`,
     );
-    expect((await gw.request('operator.command', { text: '/evolve' })).result).toEqual({
+    expect((await gw.request('operator.command', { text: '/packages' })).result).toEqual({
       handled: false,
       exit: false,
     });

@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { loadCore } from '../core-loader.js';
@@ -17,6 +16,9 @@ export interface CoreCheckReport {
   readonly problems: readonly string[];
 }
 
+/** Runs one test file of a core in `cwd` within `timeoutMs`: the failure's description, or undefined. */
+export type CoreTestRunner = (cwd: string, file: string, timeoutMs: number) => Promise<string | undefined>;
+
 /**
  * Checks a core without changing anything: the loader's validation (agent.yaml, pipelines.yaml, every
  * slot.yaml), an import of every slot module, and the core's own tests if it has any (`tests/*.test.mjs` or
@@ -30,7 +32,12 @@ export interface CoreCheckReport {
  */
 export async function checkCore(
   dir: string,
-  options: { readonly cacheDir?: string; readonly testTimeoutMs?: number } = {},
+  options: {
+    readonly cacheDir?: string;
+    readonly testTimeoutMs?: number;
+    /** Runs one of the core's test files (`@demiurge/workers`' `runNodeTestFile`): the failure, or undefined. */
+    readonly runTest?: CoreTestRunner;
+  } = {},
 ): Promise<CoreCheckReport> {
   let core: Awaited<ReturnType<typeof loadCore>>;
   try {
@@ -49,7 +56,11 @@ export async function checkCore(
   }
   const tests = await coreTests(core.dir);
   for (const test of tests) {
-    const failure = await runTest(core.dir, test, options.testTimeoutMs ?? 60_000);
+    if (!options.runTest) {
+      problems.push(`test ${test}: not run (this check was given no test runner)`);
+      continue;
+    }
+    const failure = await options.runTest(core.dir, test, options.testTimeoutMs ?? 60_000);
     if (failure) problems.push(`test ${test}: ${failure}`);
   }
   return { ok: problems.length === 0, dir: core.dir, coreId: core.id, slots: [...core.slots.keys()], tests, problems };
@@ -65,27 +76,6 @@ async function coreTests(dir: string): Promise<string[]> {
   } catch {
     return [];
   }
-}
-
-/** Runs one test file with `node --test`; the failure's last lines, or undefined when it passed. */
-function runTest(cwd: string, file: string, timeoutMs: number): Promise<string | undefined> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--test', file], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
-    let output = '';
-    child.stdout.on('data', (d: Buffer) => (output += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (output += d.toString()));
-    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-    child.once('error', (err) => {
-      clearTimeout(timer);
-      resolve(err.message);
-    });
-    child.once('close', (code, signal) => {
-      clearTimeout(timer);
-      if (code === 0) return resolve(undefined);
-      const tail = output.trim().split('\n').slice(-3).join(' | ');
-      resolve(signal ? `killed after ${timeoutMs} ms` : `exited ${code}${tail ? `: ${tail}` : ''}`);
-    });
-  });
 }
 
 function messageOf(err: unknown): string {

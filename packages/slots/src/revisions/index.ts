@@ -1,4 +1,4 @@
-export { type CoreCheckReport, checkCore } from './core-check.js';
+export { type CoreCheckReport, type CoreTestRunner, checkCore } from './core-check.js';
 export { type CoreFileChanges, coreFileChanges, isUnchanged, summarizeChanges, unifiedDiff } from './core-diff.js';
 export { type SlotVersion, slotVersions } from './core-pin.js';
 export {

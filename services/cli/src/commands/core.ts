@@ -18,6 +18,7 @@ import {
   summarizeChanges,
   unifiedDiff,
 } from '@demiurge/host';
+import { runNodeTestFile } from '@demiurge/workers';
 import { ExitCode, UsageError } from '../cli-errors.js';
 import { readCoreId } from '../core-dir.js';
 import { type HomePaths, resolveHome } from '../home.js';
@@ -136,7 +137,7 @@ export async function coreVersions(o: CoreOptions, io: CommandIo): Promise<void>
 export async function coreCheck(o: CoreOptions, io: CommandIo): Promise<ExitCode> {
   const paths = resolveHome(o.home);
   const dir = coreDirOf(paths, o.core);
-  const report = await checkCore(dir, { cacheDir: join(paths.home, 'cache', 'slots') });
+  const report = await checkCore(dir, { cacheDir: join(paths.home, 'cache', 'slots'), runTest: runNodeTestFile });
   if (report.ok) {
     io.out(
       `core ${report.coreId} (${report.dir}): check passed: ${report.slots.length} slot modules imported, ${report.tests.length} test files passed`,
@@ -151,7 +152,7 @@ export async function coreCheck(o: CoreOptions, io: CommandIo): Promise<ExitCode
 /** `demiurge core save`: check, then record the working copy as the new current revision. */
 export async function coreSave(o: CoreSaveOptions, io: CommandIo): Promise<void> {
   await withCore(o, async ({ paths, dir, revisions }) => {
-    const report = await checkCore(dir, { cacheDir: join(paths.home, 'cache', 'slots') });
+    const report = await checkCore(dir, { cacheDir: join(paths.home, 'cache', 'slots'), runTest: runNodeTestFile });
     if (!report.ok) throw new CoreCheckFailedError(dir, report.problems);
     const { entry, changed } = await revisions.record({
       files: await readCoreFiles(dir),
