@@ -1,12 +1,4 @@
-import {
-  type Clock,
-  type EventMeta,
-  findEvent,
-  type IdGenerator,
-  IdPrefix,
-  type NewEvent,
-  WorkId,
-} from '@demiurge/contracts';
+import { type Clock, type EventMeta, findEvent, type IdGenerator, IdPrefix, WorkId } from '@demiurge/contracts';
 import {
   type AppendOptions,
   type AppendStream,
@@ -15,7 +7,7 @@ import {
   StreamVersionConflictError,
   streamAppend,
 } from '@demiurge/event-store';
-import { checkEvents, type WorkEventType, workLifecycle } from '@demiurge/lifecycle';
+import { workLifecycle } from '@demiurge/lifecycle';
 import { claimableKey, leaseKey, type WorkItemView, workItemsReader } from '@demiurge/projector-work-items';
 import { z } from 'zod';
 import { NotClaimableError, NotFoundError, parseSpec } from './errors.js';
