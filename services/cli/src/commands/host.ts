@@ -1,8 +1,19 @@
 import { existsSync } from 'node:fs';
 import { connect } from 'node:net';
+import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { DamagedStoreError } from '@demiurge/event-store';
-import { type ConfigOverrides, createLogger, DemiurgeApp, serveGatewaySocket, serveGatewayStdio } from '@demiurge/host';
+import {
+  type ConfigOverrides,
+  createLogger,
+  type DashboardServer,
+  DEFAULT_HTTP_ADDR,
+  DemiurgeApp,
+  runtimeDir,
+  serveDashboard,
+  serveGatewaySocket,
+  serveGatewayStdio,
+} from '@demiurge/host';
 import { GatewayAlreadyRunningError, operatorSocketPath } from '@demiurge/operator';
 import { ExitCode } from '../cli-errors.js';
 import { shorten, shortJson } from '../format.js';
@@ -43,7 +54,7 @@ function stopSignal(io: CommandIo, extra?: Promise<unknown>): Promise<string> {
 /** `demiurge serve`: the host daemon with the socket gateway, until SIGINT/SIGTERM or operator.shutdown. */
 export async function serveCommand(
   paths: HomePaths,
-  flags: HostFlags & { json?: boolean; logJson?: boolean },
+  flags: HostFlags & { json?: boolean; logJson?: boolean; http?: string | boolean },
   io: CommandIo,
 ): Promise<ExitCode> {
   // Refused before the host starts: a second host would run recovery beside the serving one.
@@ -60,12 +71,28 @@ export async function serveCommand(
     shutdown = r;
   });
   let server: Awaited<ReturnType<typeof serveGatewaySocket>>;
+  let dashboard: DashboardServer | undefined;
   try {
     server = await serveGatewaySocket(app, { onShutdown: shutdown });
+    const addr =
+      typeof flags.http === 'string'
+        ? flags.http
+        : flags.http
+          ? (app.config.http?.addr ?? DEFAULT_HTTP_ADDR)
+          : app.config.http?.addr;
+    if (addr) {
+      dashboard = await serveDashboard(app, { addr, tokenPath: join(runtimeDir(paths.home), 'http.token') }).catch(
+        async (err: unknown) => {
+          await server.close('host closing');
+          throw err;
+        },
+      );
+    }
   } catch (err) {
     await app.close();
     throw err;
   }
+  const closeSurfaces = (reason: string) => Promise.all([dashboard?.close(), server.close(reason)]);
   const ready = {
     ready: true,
     home: paths.home,
@@ -73,8 +100,10 @@ export async function serveCommand(
     owner: app.owner,
     provider: `${app.provider.name}/${app.provider.model}`,
     core: app.coreDir,
+    ...(dashboard ? { http: dashboard.url, login: dashboard.loginUrl } : {}),
   };
   io.out(flags.json ? JSON.stringify(ready) : `demiurge: serving ${paths.home} on ${ready.socket} (host ${app.owner})`);
+  if (dashboard && !flags.json) io.out(`demiurge: dashboard at ${dashboard.url}; open ${dashboard.loginUrl}`);
   // A store that stops on damage met in use refuses every call from then on: the host stops too (exit 1).
   let damage: DamagedStoreError | undefined;
   const damaged = app.damaged.then((error) => {
@@ -83,11 +112,11 @@ export async function serveCommand(
   const why = await stopSignal(io, Promise.race([requested, damaged]));
   if (damage) {
     io.err(`demiurge: ${damage.message}; the host stops. Run "demiurge doctor" for a full check`);
-    await closeWithin(app, () => server.close('host closing: damaged store'), io);
+    await closeWithin(app, () => closeSurfaces('host closing: damaged store'), io);
     return ExitCode.failure;
   }
   io.err(`demiurge: closing (${why}): admission closed, draining`);
-  return closeWithin(app, () => server.close('host closing'), io);
+  return closeWithin(app, () => closeSurfaces('host closing'), io);
 }
 
 /**

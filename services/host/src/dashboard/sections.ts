@@ -1,0 +1,178 @@
+import type { TaskView } from '@demiurge/projector-task-board';
+import { actionButton, esc, table } from './html.js';
+import type { DashboardReads } from './read-models.js';
+
+type Awaited2<F extends (...a: never[]) => Promise<unknown>> = Awaited<ReturnType<F>>;
+const code = (v: unknown) => `<code>${esc(v)}</code>`;
+const link = (href: string, text: string) => `<a href="${esc(href)}">${esc(text)}</a>`;
+
+/** Operator status: what needs an operator first (unknown sends, approvals, blocked tasks, last error). */
+export function statusSection(s: Awaited2<DashboardReads['status']>, blocked: readonly TaskView[]): string {
+  const approvals = table(
+    s.open_approvals,
+    [
+      ['approval', (a) => code(a.approval_id)],
+      ['session', (a) => link(`/sessions/${a.session_id}`, a.session_id)],
+      ['tool', (a) => esc(a.tool)],
+      ['arguments', (a) => `<pre>${esc(JSON.stringify(a.arguments))}</pre>`],
+      ['reason', (a) => esc(a.reason)],
+      [
+        'decide',
+        (a) =>
+          `${actionButton('Grant', `/api/approvals/${a.approval_id}/grant`)} ${actionButton('Deny', `/api/approvals/${a.approval_id}/deny`)}`,
+      ],
+    ],
+    'no open approvals',
+  );
+  const needs = table(
+    s.work.needsOperator,
+    [
+      ['aggregate', (n) => esc(n.aggregate)],
+      ['id', (n) => code(n.id)],
+      ['status', (n) => esc(n.status)],
+      ['reason', (n) => esc(n.reason)],
+      ['since', (n) => esc(n.since)],
+    ],
+    'nothing unknown or corrupt',
+  );
+  const blockedTable = table(
+    blocked,
+    [
+      ['task', (t) => code(t.taskId)],
+      ['title', (t) => esc(t.title)],
+      ['reason', (t) => esc(t.blocked?.reason)],
+    ],
+    'no blocked tasks',
+  );
+  const live = table(
+    s.live_runs,
+    [
+      ['run', (r) => code(r.run_id)],
+      ['session', (r) => link(`/sessions/${r.session_id}`, r.session_id)],
+      ['status', (r) => esc(r.status)],
+      ['owner', (r) => esc(r.owner)],
+    ],
+    'no live runs',
+  );
+  const last = s.work.lastError
+    ? `<p class="error">${esc(s.work.lastError.aggregate)} ${code(s.work.lastError.id)}: ${esc(s.work.lastError.error.code)}: ${esc(s.work.lastError.error.message)} (${esc(s.work.lastError.at)})</p>`
+    : '<p class="empty">no error</p>';
+  return `<p>host ${code(s.host.owner)} · provider ${esc(s.host.provider)} · head ${esc(s.head)}${s.host.closing ? ' · closing' : ''}</p>
+<h2>Open approvals</h2>${approvals}<h2>Unknown sends and corrupt work</h2>${needs}<h2>Blocked tasks</h2>${blockedTable}
+<h2>Last error</h2>${last}<h2>Live runs</h2>${live}`;
+}
+
+const LANES = ['active', 'waiting', 'blocked', 'done'] as const;
+
+function taskCard(t: TaskView): string {
+  const tail = t.logTail.map((l) => `${l.stream}: ${l.text}`).join('\n');
+  const cancel = t.allowed.includes('task.cancelled')
+    ? actionButton('Cancel', `/api/tasks/${t.taskId}/cancel`, `Cancel task ${t.taskId}?`)
+    : '';
+  const artifacts = t.artifacts.map((a) => `<li>${esc(a.name)}: ${esc(a.path)} (${esc(a.bytes)} bytes)</li>`).join('');
+  return `<div class="card" data-task-id="${esc(t.taskId)}" data-status="${esc(t.status)}">
+<b>${esc(t.title)}</b> ${code(t.taskId)}<br>${esc(t.kind)} · ${esc(t.status)} · session ${link(`/sessions/${t.sessionId}`, t.sessionId)}
+${tail ? `<pre>${esc(tail)}</pre>` : ''}${artifacts ? `<ul>${artifacts}</ul>` : ''}${cancel}</div>`;
+}
+
+/** The task board: one column per lane, each task with its log tail, artifacts and allowed actions. */
+export function tasksSection(tasks: readonly TaskView[]): string {
+  const lanes = LANES.map((lane) => {
+    const cards = tasks.filter((t) => t.lane === lane).map(taskCard);
+    return `<div class="lane" data-lane="${lane}"><h2>${lane} (${cards.length})</h2>${cards.join('')}</div>`;
+  });
+  return `<div class="lanes">${lanes.join('')}</div>`;
+}
+
+export function sessionsSection(sessions: Awaited2<DashboardReads['sessions']>): string {
+  return table(
+    sessions,
+    [
+      ['session', (s) => link(`/sessions/${s.sessionId}`, s.sessionId)],
+      ['title', (s) => esc(s.title)],
+      ['status', (s) => esc(s.status)],
+      ['mode', (s) => esc(s.mode)],
+      ['turns', (s) => esc(s.turnCount)],
+      ['last message', (s) => esc(s.lastMessage ? `${s.lastMessage.role}: ${s.lastMessage.text}` : '')],
+    ],
+    'no sessions',
+  );
+}
+
+/** One session: its transcript, turns and runs. */
+export function sessionSection(d: Awaited2<DashboardReads['session']>): string {
+  const transcript = d.messages
+    .map(
+      (m) =>
+        `<div class="card message" data-role="${esc(m.role)}"><b>${esc(m.role)}</b>${m.turn_id ? ` ${code(m.turn_id)}` : ''}<pre>${esc(m.text)}</pre></div>`,
+    )
+    .join('');
+  const turns = table(d.turns, [
+    ['turn', (t) => code(t.turnId)],
+    ['status', (t) => esc(t.status)],
+    ['steps', (t) => esc(t.steps)],
+    ['started', (t) => esc(t.startedAt)],
+    ['error', (t) => esc(t.error ? `${t.error.code}: ${t.error.message}` : '')],
+  ]);
+  const runs = table(d.runs, [
+    ['run', (r) => code(r.runId)],
+    ['status', (r) => esc(r.status)],
+  ]);
+  return `<p>${esc(d.session.title)} · ${esc(d.session.status)}</p><h2>Transcript</h2><div class="transcript">${transcript || '<p class="empty">no messages</p>'}</div>
+<h2>Turns</h2>${turns}<h2>Runs</h2>${runs}`;
+}
+
+export function runsSection(runs: Awaited2<DashboardReads['runs']>): string {
+  return table(
+    runs,
+    [
+      ['run', (r) => code(r.runId)],
+      ['session', (r) => link(`/sessions/${r.sessionId}`, r.sessionId)],
+      ['status', (r) => esc(r.status)],
+      ['stage', (r) => esc(r.stage)],
+      ['owner', (r) => esc(r.owner)],
+      ['lease until', (r) => esc(r.leaseUntil)],
+      ['turns', (r) => esc(r.turnIds.length)],
+    ],
+    'no runs',
+  );
+}
+
+export function workSection(d: Awaited2<DashboardReads['work']>): string {
+  const work = table(
+    d.work,
+    [
+      ['work', (w) => code(w.workId)],
+      ['kind', (w) => esc(w.kind)],
+      ['subject', (w) => code(w.subjectId)],
+      ['status', (w) => esc(w.status)],
+      ['attempts', (w) => esc(w.attempts)],
+      ['owner', (w) => esc(w.owner)],
+      ['due', (w) => esc(w.dueAt)],
+    ],
+    'no work items',
+  );
+  const outbox = table(
+    d.outbox,
+    [
+      ['delivery', (o) => code(o.deliveryId)],
+      ['status', (o) => esc(o.status)],
+    ],
+    'no deliveries',
+  );
+  return `<h2>Work items</h2>${work}<h2>Outbox</h2>${outbox}`;
+}
+
+export function eventsSection(d: Awaited2<DashboardReads['events']>): string {
+  return `<p>head ${esc(d.head)}</p>${table(
+    [...d.events].reverse(),
+    [
+      ['#', (e) => esc(e.position)],
+      ['type', (e) => code(e.type)],
+      ['stream', (e) => code(e.streamId)],
+      ['at', (e) => esc(e.recordedAt)],
+      ['data', (e) => `<pre>${esc(JSON.stringify(e.data))}</pre>`],
+    ],
+    'no events',
+  )}`;
+}
