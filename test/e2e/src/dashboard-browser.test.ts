@@ -55,14 +55,14 @@ suite('the dashboard in a real browser (Chromium, playwright-core)', () => {
     await open('/sessions');
     expect(await page.textContent('#sessions')).toContain('no sessions');
     await page.evaluate(() => {
-      (window as unknown as { marker: number }).marker = 1;
+      (globalThis as unknown as { marker: number }).marker = 1;
     });
     const run = watchCli(['run', 'hello from the browser test', '--home', home.path]);
     const row = page.locator('#sessions tr', { hasText: '[fake] hello from the browser test' });
     await row.waitFor({ timeout: 20_000 });
     expect((await run.exited).code).toBe(0);
     // The same document, refreshed by the stream: not a reload.
-    expect(await page.evaluate(() => (window as unknown as { marker?: number }).marker)).toBe(1);
+    expect(await page.evaluate(() => (globalThis as unknown as { marker?: number }).marker)).toBe(1);
     await row.locator('a').click();
     await page.waitForSelector('body[data-live="true"]');
     await expect
