@@ -8,7 +8,7 @@ export {
   CompletionTurns,
 } from './completion-turns.js';
 export { ConfigError, type ConfigOverrides, configPath, HostConfig, loadConfig } from './config.js';
-export { DEFAULT_HTTP_ADDR, HttpAddressError, parseHttpAddress } from './dashboard/address.js';
+export { DEFAULT_HTTP_ADDR, HttpAddressError, HttpListenError, parseHttpAddress } from './dashboard/address.js';
 export { type DashboardServer, serveDashboard, TOKEN_COOKIE } from './dashboard/dashboard-server.js';
 export { describeFailure } from './describe-failure.js';
 export {

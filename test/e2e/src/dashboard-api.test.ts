@@ -1,4 +1,6 @@
 import { existsSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { demiurge, tempHome } from './cli.js';
 import { type DashboardHost, startDashboard, tokenMode, tokenPath } from './dashboard-host.js';
@@ -138,5 +140,24 @@ describe('serve --http: the dashboard API', () => {
     const h = await startDashboard(home.path, home.path, []);
     host = h;
     expect((await h.api('/api/status')).status).toBe(200);
+  }, 60_000);
+
+  it('refuses a bad --http address before the host starts, and an address in use in one line (exit 2)', async () => {
+    writeHostHome(home.path);
+    const bad = await demiurge(['serve', '--home', home.path, '--http', 'localhost']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr.trim()).toBe('demiurge: --http: "localhost" is not HOST:PORT (for example 127.0.0.1:7780)');
+    expect(existsSync(join(home.path, 'runtime', 'runtime.sqlite3'))).toBe(false);
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const { port } = taken.address() as { port: number };
+    try {
+      const busy = await demiurge(['serve', '--home', home.path, '--http', `127.0.0.1:${port}`]);
+      expect(busy.code).toBe(2);
+      expect(busy.stderr).toContain(`the dashboard cannot listen on 127.0.0.1:${port}: the address is in use`);
+      expect(busy.stderr).not.toMatch(/unexpected|\bat .*:\d+:\d+/);
+    } finally {
+      taken.close();
+    }
   }, 60_000);
 });

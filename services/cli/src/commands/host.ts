@@ -9,6 +9,7 @@ import {
   type DashboardServer,
   DEFAULT_HTTP_ADDR,
   DemiurgeApp,
+  parseHttpAddress,
   runtimeDir,
   serveDashboard,
   serveGatewaySocket,
@@ -60,6 +61,8 @@ export async function serveCommand(
   // Refused before the host starts: a second host would run recovery beside the serving one.
   const socket = operatorSocketPath(paths.home);
   if (existsSync(socket) && (await accepts(socket))) throw new GatewayAlreadyRunningError(socket);
+  // A bad --http address is refused before the host starts (a bad http.addr is refused by the config check).
+  if (typeof flags.http === 'string') parseHttpAddress(flags.http);
   const app = await DemiurgeApp.start({
     home: paths.home,
     overrides: overridesOf(flags),

@@ -18,3 +18,24 @@ export function parseHttpAddress(addr: string): { host: string; port: number } {
   }
   return { host: (m[1] ?? m[2])!, port };
 }
+
+/** The dashboard could not listen on its address (in use, not on this machine, not permitted). */
+export class HttpListenError extends DemiurgeError {
+  override readonly name = 'HttpListenError';
+  readonly code = ErrorCode.InvalidSpec;
+}
+
+/** A listen error of `addr` → an {@link HttpListenError} that says what to do. */
+export function listenError(addr: string, error: NodeJS.ErrnoException): HttpListenError {
+  const why =
+    error.code === 'EADDRINUSE'
+      ? 'the address is in use (another dashboard or program listens there)'
+      : error.code === 'EADDRNOTAVAIL'
+        ? 'the address is not one of this machine'
+        : error.code === 'EACCES'
+          ? 'listening there is not permitted (a port below 1024?)'
+          : error.message;
+  return new HttpListenError(`the dashboard cannot listen on ${addr}: ${why}; name another with --http HOST:PORT`, {
+    cause: error,
+  });
+}

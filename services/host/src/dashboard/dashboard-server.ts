@@ -5,7 +5,7 @@ import type { Context, Hono } from 'hono';
 import type { Subscription } from 'rxjs';
 import type { DemiurgeApp } from '../app.js';
 import { createOperatorBackend } from '../gateway.js';
-import { parseHttpAddress } from './address.js';
+import { listenError, parseHttpAddress } from './address.js';
 import { DashboardHttpError, errorAnswer } from './http-errors.js';
 import { registerPages } from './pages.js';
 import { dashboardReads } from './read-models.js';
@@ -136,9 +136,9 @@ export async function serveDashboard(
 
   const server = createAdaptorServer({ fetch: web.fetch, hostname: host, port }) as Server;
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
+    server.once('error', (error) => reject(listenError(options.addr, error)));
     server.listen(port, host, () => {
-      server.off('error', reject);
+      server.removeAllListeners('error');
       resolve();
     });
   });
