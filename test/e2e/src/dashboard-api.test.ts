@@ -108,6 +108,17 @@ describe('serve --http: the dashboard API', () => {
     expect(tail.events.map((e) => e.position)).toEqual([all.head]);
 
     const before = await head(h);
+    const { runId } = (runs as unknown as { runId: string }[])[0]!;
+    const pause = await h.api(`/api/runs/${runId}/pause`, { method: 'POST' });
+    expect(pause.status).toBe(409);
+    expect(((await pause.json()) as { error: { message: string } }).error.message).toMatch(
+      new RegExp(`^run ${runId} is completed: it cannot be paused \\(the run machine allows run\\.archived`),
+    );
+    const resolve = await h.api('/api/work/wrk_01M8SSAV7K7MAAT7F89MZGFVM4/resolve', {
+      method: 'POST',
+      body: JSON.stringify({ decision: 'maybe' }),
+    });
+    expect(resolve.status).toBe(400);
     const bad = await h.api('/api/events?from=zero');
     expect(bad.status).toBe(400);
     expect(await bad.json()).toEqual({

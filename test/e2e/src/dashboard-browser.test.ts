@@ -68,6 +68,11 @@ suite('the dashboard in a real browser (Chromium, playwright-core)', () => {
     await expect
       .poll(() => page.locator('.message').allTextContents())
       .toEqual([expect.stringContaining('hello from the browser test'), expect.stringContaining('[fake] hello')]);
+    // A message submitted from the session page runs a turn through the gateway's submit; its reply appears live.
+    await page.fill('form[data-action] input[name="text"]', 'a second message');
+    await page.click('form[data-action] button');
+    await page.locator('.message', { hasText: '[fake] a second message' }).waitFor({ timeout: 20_000 });
+    expect(await page.locator('.message').count()).toBe(4);
   }, 60_000);
 
   it('cancels a running task from the board and the card moves to the done lane', async () => {
@@ -92,6 +97,11 @@ suite('the dashboard in a real browser (Chromium, playwright-core)', () => {
     expect(await page.locator('#flash').textContent()).toBe('done: Cancel');
     const shown = await demiurgeJson<{ task: { status: string } }>(['tasks', 'show', taskId!, '--home', home.path]);
     expect(shown.json.task.status).toBe('cancelled');
+    // Delete is offered once cancelled: the task leaves the board (kept for audit, hidden).
+    await done.getByRole('button', { name: 'Delete' }).click();
+    await done.waitFor({ state: 'detached', timeout: 20_000 });
+    const deleted = await demiurgeJson<{ task: { status: string } }>(['tasks', 'show', taskId!, '--home', home.path]);
+    expect(deleted.json.task.status).toBe('deleted');
   }, 60_000);
 
   it('grants an approval from the status page and the write happens', async () => {

@@ -1,10 +1,10 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { CancelParams, type OperatorCaller, ReplyApprovalParams } from '@demiurge/operator';
 import type { Context, Hono } from 'hono';
 import type { Subscription } from 'rxjs';
 import type { DemiurgeApp } from '../app.js';
 import { createOperatorBackend } from '../gateway.js';
+import { registerActions } from './actions.js';
 import { listenError, parseHttpAddress } from './address.js';
 import { DashboardHttpError, errorAnswer } from './http-errors.js';
 import { registerPages } from './pages.js';
@@ -24,8 +24,6 @@ export interface DashboardServer {
   /** Ends the event streams and stops listening. */
   close(): Promise<void>;
 }
-
-const CALLER: OperatorCaller = { client: { name: 'dashboard', version: '1' } };
 
 /**
  * Serves the web dashboard and its JSON API on `addr` (`HOST:PORT`) from this host process: a fresh token in
@@ -108,30 +106,7 @@ export async function serveDashboard(
     }),
   );
 
-  web.post('/api/tasks/:id/cancel', async (c) => {
-    const body = await jsonBody(c);
-    const params = CancelParams.parse({ task_id: c.req.param('id'), ...pick(body, 'reason') });
-    const task = (await reads.tasks(true)).find((t) => t.taskId === params.task_id);
-    if (task && task.status !== 'cancelled' && !task.allowed.includes('task.cancelled')) {
-      throw new DashboardHttpError(
-        409,
-        'illegal_transition',
-        `task ${task.taskId} is ${task.status}: it cannot be cancelled (the task machine allows ${task.allowed.join(', ') || 'nothing'})`,
-      );
-    }
-    if (task?.status !== 'cancelled') {
-      await backend.cancel({ ...params, reason: params.reason ?? 'cancelled by the operator (dashboard)' }, CALLER);
-    }
-    return c.json({ ok: true });
-  });
-  for (const decision of ['grant', 'deny'] as const) {
-    web.post(`/api/approvals/:id/${decision}`, async (c) => {
-      const body = await jsonBody(c);
-      const params = ReplyApprovalParams.parse({ approval_id: c.req.param('id'), decision, ...pick(body, 'note') });
-      return c.json(await backend.replyApproval(params, CALLER));
-    });
-  }
-
+  registerActions(web, app, backend);
   registerPages(web, reads);
 
   const server = createAdaptorServer({ fetch: web.fetch, hostname: host, port }) as Server;
@@ -167,15 +142,3 @@ function refuseCrossSite(c: Context): void {
     throw new DashboardHttpError(403, 'cross_site', `a state-changing request from ${origin ?? site} is refused`);
   }
 }
-
-async function jsonBody(c: Context): Promise<Record<string, unknown>> {
-  const text = await c.req.text();
-  if (text.trim() === '') return {};
-  try {
-    const value: unknown = JSON.parse(text);
-    if (value && typeof value === 'object' && !Array.isArray(value)) return value as Record<string, unknown>;
-  } catch {}
-  throw new DashboardHttpError(400, 'bad_request', 'the request body is not a JSON object');
-}
-
-const pick = (body: Record<string, unknown>, key: string) => (key in body ? { [key]: body[key] } : {});

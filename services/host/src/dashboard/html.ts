@@ -15,8 +15,14 @@ export function table<T>(rows: readonly T[], columns: readonly [string, (row: T)
 }
 
 /** A button that POSTs to `action` (the page script sends it with the session cookie). */
-export function actionButton(label: string, action: string, confirm?: string): string {
-  return `<button data-action="${esc(action)}"${confirm ? ` data-confirm="${esc(confirm)}"` : ''}>${esc(label)}</button>`;
+export function actionButton(label: string, action: string, confirm?: string, body: object = {}): string {
+  const extra = `${confirm ? ` data-confirm="${esc(confirm)}"` : ''} data-body="${esc(JSON.stringify(body))}"`;
+  return `<button data-action="${esc(action)}"${extra}>${esc(label)}</button>`;
+}
+
+/** A one-field form that POSTs `{ [field]: value }` to `action`. */
+export function actionForm(action: string, field: string, label: string): string {
+  return `<form data-action="${esc(action)}" data-field="${esc(field)}"><input name="${esc(field)}" placeholder="${esc(label)}" required><button>${esc(label)}</button></form>`;
 }
 
 /** The pages of the dashboard, in navigation order. */
@@ -56,18 +62,29 @@ stream.addEventListener('event', (m) => {
   }
   clearTimeout(timer); timer = setTimeout(refresh, 100);
 });
+async function act(action, body, label) {
+  const r = await fetch(action, { method: 'POST', credentials: 'same-origin',
+    headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const answer = await r.json().catch(() => ({}));
+  const flash = document.getElementById('flash');
+  flash.textContent = r.ok ? 'done: ' + label : 'refused: ' + (answer.error?.message ?? r.status);
+  flash.className = r.ok ? 'ok' : 'error';
+  return r.ok;
+}
 document.addEventListener('click', async (ev) => {
   const b = ev.target.closest('button[data-action]');
   if (!b) return;
   if (b.dataset.confirm && !confirm(b.dataset.confirm)) return;
   b.disabled = true;
-  const r = await fetch(b.dataset.action, { method: 'POST', credentials: 'same-origin',
-    headers: { 'content-type': 'application/json' }, body: '{}' });
-  const body = await r.json().catch(() => ({}));
-  const flash = document.getElementById('flash');
-  flash.textContent = r.ok ? 'done: ' + b.textContent : 'refused: ' + (body.error?.message ?? r.status);
-  flash.className = r.ok ? 'ok' : 'error';
+  await act(b.dataset.action, JSON.parse(b.dataset.body || '{}'), b.textContent);
   b.disabled = false;
+});
+document.addEventListener('submit', async (ev) => {
+  const f = ev.target.closest('form[data-action]');
+  if (!f) return;
+  ev.preventDefault();
+  const input = f.elements[f.dataset.field];
+  if (await act(f.dataset.action, { [f.dataset.field]: input.value }, f.dataset.field)) input.value = '';
 });
 `;
 

@@ -1,5 +1,6 @@
 import type { TaskView } from '@demiurge/projector-task-board';
-import { actionButton, esc, table } from './html.js';
+import { runAllowed } from './actions.js';
+import { actionButton, actionForm, esc, table } from './html.js';
 import type { DashboardReads } from './read-models.js';
 
 type Awaited2<F extends (...a: never[]) => Promise<unknown>> = Awaited<ReturnType<F>>;
@@ -32,6 +33,7 @@ export function statusSection(s: Awaited2<DashboardReads['status']>, blocked: re
       ['status', (n) => esc(n.status)],
       ['reason', (n) => esc(n.reason)],
       ['since', (n) => esc(n.since)],
+      ['resolve', (n) => (n.aggregate === 'work' && n.allowed.includes('work.resolved') ? resolveButtons(n.id) : '')],
     ],
     'nothing unknown or corrupt',
   );
@@ -62,13 +64,34 @@ export function statusSection(s: Awaited2<DashboardReads['status']>, blocked: re
 <h2>Last error</h2>${last}<h2>Live runs</h2>${live}`;
 }
 
+/** An interrupted send's outcome is unknown: each decision says what it means before it is recorded. */
+function resolveButtons(workId: string): string {
+  const path = `/api/work/${workId}/resolve`;
+  return [
+    actionButton('It was sent', path, 'Record that the message WAS delivered? It will not be sent again.', {
+      decision: 'sent',
+    }),
+    actionButton('It failed', path, 'Record that the send FAILED? It will not be retried.', { decision: 'failed' }),
+    actionButton('Send again', path, 'Send it again? The recipient may get it twice.', { decision: 'retry' }),
+  ].join(' ');
+}
+
 const LANES = ['active', 'waiting', 'blocked', 'done'] as const;
 
 function taskCard(t: TaskView): string {
   const tail = t.logTail.map((l) => `${l.stream}: ${l.text}`).join('\n');
-  const cancel = t.allowed.includes('task.cancelled')
-    ? actionButton('Cancel', `/api/tasks/${t.taskId}/cancel`, `Cancel task ${t.taskId}?`)
-    : '';
+  const action = (event: string, label: string, path: string, confirm?: string) =>
+    t.allowed.includes(event as never) ? actionButton(label, `/api/tasks/${t.taskId}/${path}`, confirm) : '';
+  const cancel = [
+    action('task.cancelled', 'Cancel', 'cancel', `Cancel task ${t.taskId}?`),
+    action(
+      'task.deleted',
+      'Delete',
+      'delete',
+      `Delete task ${t.taskId}? It is hidden from every list (kept for audit).`,
+    ),
+    action('task.archived', 'Archive', 'archive'),
+  ].join(' ');
   const artifacts = t.artifacts.map((a) => `<li>${esc(a.name)}: ${esc(a.path)} (${esc(a.bytes)} bytes)</li>`).join('');
   return `<div class="card" data-task-id="${esc(t.taskId)}" data-status="${esc(t.status)}">
 <b>${esc(t.title)}</b> ${code(t.taskId)}<br>${esc(t.kind)} · ${esc(t.status)} · session ${link(`/sessions/${t.sessionId}`, t.sessionId)}
@@ -118,8 +141,21 @@ export function sessionSection(d: Awaited2<DashboardReads['session']>): string {
     ['run', (r) => code(r.runId)],
     ['status', (r) => esc(r.status)],
   ]);
-  return `<p>${esc(d.session.title)} · ${esc(d.session.status)}</p><h2>Transcript</h2><div class="transcript">${transcript || '<p class="empty">no messages</p>'}</div>
+  const submit =
+    d.session.status === 'active' ? actionForm(`/api/sessions/${d.session.sessionId}/messages`, 'text', 'Send') : '';
+  return `<p>${esc(d.session.title)} · ${esc(d.session.status)}</p>${submit}<h2>Transcript</h2><div class="transcript">${transcript || '<p class="empty">no messages</p>'}</div>
 <h2>Turns</h2>${turns}<h2>Runs</h2>${runs}`;
+}
+
+function runButtons(runId: string, status: string): string {
+  const allowed = runAllowed(status);
+  const button = (event: string, label: string, path: string, confirm?: string) =>
+    allowed.includes(event as never) ? actionButton(label, `/api/runs/${runId}/${path}`, confirm) : '';
+  return [
+    button('run.cancel_requested', 'Cancel', 'cancel', `Cancel run ${runId}?`),
+    button('run.paused', 'Pause', 'pause'),
+    button('run.resumed', 'Resume', 'resume'),
+  ].join(' ');
 }
 
 export function runsSection(runs: Awaited2<DashboardReads['runs']>): string {
@@ -133,6 +169,7 @@ export function runsSection(runs: Awaited2<DashboardReads['runs']>): string {
       ['owner', (r) => esc(r.owner)],
       ['lease until', (r) => esc(r.leaseUntil)],
       ['turns', (r) => esc(r.turnIds.length)],
+      ['actions', (r) => runButtons(r.runId, r.status)],
     ],
     'no runs',
   );
