@@ -7,6 +7,7 @@ import { type DashboardHost, startDashboard } from './dashboard-host.js';
 import { killWatched, watchCli, writeHostHome } from './serve-process.js';
 
 const CHROMIUM = '/usr/bin/chromium';
+const SCREENSHOTS = join(import.meta.dirname, '..', '..', '..', 'docs', 'img');
 /** The browser tests run where Debian's Chromium is installed; elsewhere they are skipped and say why. */
 const suite = (title: string, body: () => void) =>
   existsSync(CHROMIUM)
@@ -42,6 +43,14 @@ suite('the dashboard in a real browser (Chromium, playwright-core)', () => {
     home.remove();
   });
 
+  /** With DASHBOARD_SCREENSHOTS=1, saves the page as docs/img/dashboard-NAME.png (the images in docs/dashboard.md). */
+  async function shot(name: string, path?: string) {
+    if (process.env.DASHBOARD_SCREENSHOTS !== '1') return;
+    if (path) await open(path);
+    await page.setViewportSize({ width: 1200, height: 700 });
+    await page.screenshot({ path: join(SCREENSHOTS, `dashboard-${name}.png`), fullPage: name !== 'events' });
+  }
+
   /** Opens the login link, then `path`; resolves once the page listens to the event stream. */
   async function open(path: string) {
     await page.goto(host!.login);
@@ -73,6 +82,11 @@ suite('the dashboard in a real browser (Chromium, playwright-core)', () => {
     await page.click('form[data-action] button');
     await page.locator('.message', { hasText: '[fake] a second message' }).waitFor({ timeout: 20_000 });
     expect(await page.locator('.message').count()).toBe(4);
+    await shot('session');
+    await shot('sessions', '/sessions');
+    await shot('runs', '/runs');
+    await shot('work', '/work');
+    await shot('events', '/events');
   }, 60_000);
 
   it('cancels a running task from the board and the card moves to the done lane', async () => {
@@ -89,6 +103,7 @@ suite('the dashboard in a real browser (Chromium, playwright-core)', () => {
     await active.waitFor({ timeout: 20_000 });
     const taskId = await active.getAttribute('data-task-id');
     expect((await run.exited).code).toBe(0);
+    await shot('tasks');
     await active.getByRole('button', { name: 'Cancel' }).click();
     const done = page.locator(`[data-lane="done"] .card[data-task-id="${taskId}"]`);
     await done.waitFor({ timeout: 20_000 });
@@ -118,6 +133,7 @@ suite('the dashboard in a real browser (Chromium, playwright-core)', () => {
     const grant = page.getByRole('button', { name: 'Grant' });
     await grant.waitFor({ timeout: 20_000 });
     expect(existsSync(join(ws, 'notes.txt'))).toBe(false);
+    await shot('status');
     await grant.click();
     const done = await run.exited;
     expect(done.code, done.stderr).toBe(0);

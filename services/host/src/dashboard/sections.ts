@@ -4,6 +4,7 @@ import { actionButton, actionForm, esc, table } from './html.js';
 import type { DashboardReads } from './read-models.js';
 
 type Awaited2<F extends (...a: never[]) => Promise<unknown>> = Awaited<ReturnType<F>>;
+const clip = (text: string, max: number) => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
 const code = (v: unknown) => `<code>${esc(v)}</code>`;
 const link = (href: string, text: string) => `<a href="${esc(href)}">${esc(text)}</a>`;
 
@@ -59,9 +60,20 @@ export function statusSection(s: Awaited2<DashboardReads['status']>, blocked: re
   const last = s.work.lastError
     ? `<p class="error">${esc(s.work.lastError.aggregate)} ${code(s.work.lastError.id)}: ${esc(s.work.lastError.error.code)}: ${esc(s.work.lastError.error.message)} (${esc(s.work.lastError.at)})</p>`
     : '<p class="empty">no error</p>';
+  const schedules = table(
+    s.schedules.schedules,
+    [
+      ['schedule', (x) => code(x.scheduleId)],
+      ['cron', (x) => `${code(x.cron)} ${esc(x.timezone)}${x.enabled ? '' : ' (disabled)'}`],
+      ['next fires', (x) => esc(x.upcoming.map((u) => u.local).join(', '))],
+      ['past fires', (x) => esc(x.past.map((p) => `${p.dueAt} ${p.status}`).join(', '))],
+    ],
+    'no schedules',
+  );
+  const scheduleErrors = s.schedules.errors.map((e) => `<p class="error">${esc(e)}</p>`).join('');
   return `<p>host ${code(s.host.owner)} · provider ${esc(s.host.provider)} · head ${esc(s.head)}${s.host.closing ? ' · closing' : ''}</p>
 <h2>Open approvals</h2>${approvals}<h2>Unknown sends and corrupt work</h2>${needs}<h2>Blocked tasks</h2>${blockedTable}
-<h2>Last error</h2>${last}<h2>Live runs</h2>${live}`;
+<h2>Last error</h2>${last}<h2>Live runs</h2>${live}<h2>Schedules</h2>${schedules}${scheduleErrors}`;
 }
 
 /** An interrupted send's outcome is unknown: each decision says what it means before it is recorded. */
@@ -208,7 +220,7 @@ export function eventsSection(d: Awaited2<DashboardReads['events']>): string {
       ['type', (e) => code(e.type)],
       ['stream', (e) => code(e.streamId)],
       ['at', (e) => esc(e.recordedAt)],
-      ['data', (e) => `<pre>${esc(JSON.stringify(e.data))}</pre>`],
+      ['data', (e) => `<pre>${esc(clip(JSON.stringify(e.data), 300))}</pre>`],
     ],
     'no events',
   )}`;
