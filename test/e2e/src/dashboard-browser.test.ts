@@ -112,11 +112,18 @@ suite('the dashboard in a real browser (Chromium, playwright-core)', () => {
     expect(await page.locator('#flash').textContent()).toBe('done: Cancel');
     const shown = await demiurgeJson<{ task: { status: string } }>(['tasks', 'show', taskId!, '--home', home.path]);
     expect(shown.json.task.status).toBe('cancelled');
+    const lifecycle = await done.locator('a.lifecycle').getAttribute('href');
+    expect(lifecycle).toBe('/lifecycle/task?state=cancelled');
     // Delete is offered once cancelled: the task leaves the board (kept for audit, hidden).
     await done.getByRole('button', { name: 'Delete' }).click();
     await done.waitFor({ state: 'detached', timeout: 20_000 });
     const deleted = await demiurgeJson<{ task: { status: string } }>(['tasks', 'show', taskId!, '--home', home.path]);
     expect(deleted.json.task.status).toBe('deleted');
+    // The task's lifecycle, read from its machine, with the state it was in highlighted.
+    await page.goto(host!.url + lifecycle);
+    const current = page.locator('tr[data-current="true"]');
+    expect(await current.count()).toBe(1);
+    expect(await current.textContent()).toMatch(/^▶ cancelled.*task\.deleted → deleted/);
   }, 60_000);
 
   it('grants an approval from the status page and the write happens', async () => {

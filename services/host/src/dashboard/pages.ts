@@ -1,5 +1,8 @@
+import { lifecycleFor } from '@demiurge/lifecycle';
 import type { Hono } from 'hono';
 import { layout, section } from './html.js';
+import { DashboardHttpError } from './http-errors.js';
+import { lifecycleIndex, lifecycleSection } from './lifecycle-section.js';
 import type { DashboardReads } from './read-models.js';
 import {
   eventsSection,
@@ -62,6 +65,12 @@ export function registerPages(web: Hono, reads: DashboardReads): void {
   page('/runs', 'Runs', 'runs');
   page('/work', 'Work items and outbox', 'work');
   page('/events', 'Event log', 'events');
+  web.get('/lifecycle', (c) => c.html(layout('Lifecycles', lifecycleIndex())));
+  web.get('/lifecycle/:type', (c) => {
+    const lifecycle = lifecycleFor(c.req.param('type'));
+    if (!lifecycle) throw new DashboardHttpError(404, 'not_found', `no lifecycle "${c.req.param('type')}"`);
+    return c.html(layout(`${lifecycle.title} lifecycle`, lifecycleSection(lifecycle, c.req.query('state') ?? '')));
+  });
   web.get('/partials/:name/:arg?', async (c) => {
     const part = partials[c.req.param('name')];
     if (!part) return c.notFound();

@@ -1,6 +1,7 @@
 import type { TaskView } from '@demiurge/projector-task-board';
 import { runAllowed } from './actions.js';
 import { actionButton, actionForm, esc, table } from './html.js';
+import { lifecycleLink } from './lifecycle-section.js';
 import type { DashboardReads } from './read-models.js';
 
 type Awaited2<F extends (...a: never[]) => Promise<unknown>> = Awaited<ReturnType<F>>;
@@ -106,7 +107,7 @@ function taskCard(t: TaskView): string {
   ].join(' ');
   const artifacts = t.artifacts.map((a) => `<li>${esc(a.name)}: ${esc(a.path)} (${esc(a.bytes)} bytes)</li>`).join('');
   return `<div class="card" data-task-id="${esc(t.taskId)}" data-status="${esc(t.status)}">
-<b>${esc(t.title)}</b> ${code(t.taskId)}<br>${esc(t.kind)} · ${esc(t.status)} · session ${link(`/sessions/${t.sessionId}`, t.sessionId)}
+<b>${esc(t.title)}</b> ${code(t.taskId)}<br>${esc(t.kind)} · ${esc(t.status)} (${lifecycleLink('task', t.status)}) · session ${link(`/sessions/${t.sessionId}`, t.sessionId)}
 ${tail ? `<pre>${esc(tail)}</pre>` : ''}${artifacts ? `<ul>${artifacts}</ul>` : ''}${cancel}</div>`;
 }
 
@@ -176,7 +177,7 @@ export function runsSection(runs: Awaited2<DashboardReads['runs']>): string {
     [
       ['run', (r) => code(r.runId)],
       ['session', (r) => link(`/sessions/${r.sessionId}`, r.sessionId)],
-      ['status', (r) => esc(r.status)],
+      ['status', (r) => `${esc(r.status)} (${lifecycleLink('run', r.status)})`],
       ['stage', (r) => esc(r.stage)],
       ['owner', (r) => esc(r.owner)],
       ['lease until', (r) => esc(r.leaseUntil)],
