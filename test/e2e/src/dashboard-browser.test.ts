@@ -141,11 +141,17 @@ suite('the dashboard in a real browser (Chromium, playwright-core)', () => {
     await grant.waitFor({ timeout: 20_000 });
     expect(existsSync(join(ws, 'notes.txt'))).toBe(false);
     await shot('status');
+    const sessionPage = await page.locator('#status a[href^="/sessions/"]').first().getAttribute('href');
     await grant.click();
     const done = await run.exited;
     expect(done.code, done.stderr).toBe(0);
     expect(done.stdout.trim()).toBe('wrote notes.txt');
     expect(readFileSync(join(ws, 'notes.txt'), 'utf8')).toBe('granted in a browser');
     await page.locator('#status', { hasText: 'no open approvals' }).waitFor();
+    // The session page lists the call with its arguments and outcome.
+    await page.goto(host!.url + sessionPage);
+    const call = page.locator('tr', { hasText: 'write_file' });
+    expect(await call.textContent()).toContain('succeeded');
+    expect(await call.textContent()).toContain('granted in a browser');
   }, 60_000);
 });

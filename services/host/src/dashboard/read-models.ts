@@ -24,8 +24,16 @@ export function dashboardReads(app: DemiurgeApp, backend: OperatorBackend) {
       const { session_id: _, ...history } = await backend.history(HistoryParams.parse({ session_id: sessionId }));
       const session = await app.runtime.sessions.get(sessionId);
       const turns = await sessionsReader(store).turns(sessionId);
-      const runs = await runsReader(store).ofSession(sessionId);
-      return { session, turns, runs, ...history };
+      const reader = runsReader(store);
+      const runs = await reader.ofSession(sessionId);
+      const toolCalls = [];
+      for (const turn of turns) {
+        for (const id of await reader.toolCallIdsOfTurn(turn.turnId)) {
+          const call = await reader.toolCall(id);
+          if (call) toolCalls.push(call);
+        }
+      }
+      return { session, turns, runs, toolCalls, ...history };
     },
     runs: () => runsReader(store).all(),
     tasks: async (all = false) => (await taskBoardReader(store).all()).filter((t) => all || !t.hidden),

@@ -156,8 +156,20 @@ export function sessionSection(d: Awaited2<DashboardReads['session']>): string {
   ]);
   const submit =
     d.session.status === 'active' ? actionForm(`/api/sessions/${d.session.sessionId}/messages`, 'text', 'Send') : '';
+  const toolCalls = table(
+    d.toolCalls,
+    [
+      ['tool call', (t) => code(t.toolCallId)],
+      ['turn', (t) => code(t.turnId)],
+      ['tool', (t) => esc(t.tool)],
+      ['arguments', (t) => `<pre>${esc(clip(JSON.stringify(t.arguments), 200))}</pre>`],
+      ['status', (t) => `${esc(t.status)} (${lifecycleLink('tool_call', t.status)})`],
+      ['result', (t) => `<pre>${esc(clip(t.output ?? t.denial?.reason ?? t.error?.message ?? '', 200))}</pre>`],
+    ],
+    'no tool calls',
+  );
   return `<p>${esc(d.session.title)} · ${esc(d.session.status)}</p>${submit}<h2>Transcript</h2><div class="transcript">${transcript || '<p class="empty">no messages</p>'}</div>
-<h2>Turns</h2>${turns}<h2>Runs</h2>${runs}`;
+<h2>Turns</h2>${turns}<h2>Tool calls</h2>${toolCalls}<h2>Runs</h2>${runs}`;
 }
 
 function runButtons(runId: string, status: string): string {
