@@ -91,14 +91,24 @@ describe('serve --http: the dashboard API', () => {
     );
     expect(types).toEqual(expect.arrayContaining(['session.created', 'turn.started', 'turn.completed']));
     await expect.poll(() => reply?.code).toBe(0);
+    // Clients that go away mid-stream end their streams; the host keeps serving the next commits.
+    for (let i = 0; i < 3; i++) {
+      const gone = new AbortController();
+      const res = await h.api('/api/stream', { signal: gone.signal });
+      await res.body!.getReader().read();
+      gone.abort();
+    }
+    expect((await demiurge(['run', 'after the aborts', '--home', home.path])).code).toBe(0);
+    expect(host!.child.exitCode).toBeNull();
     const { sessions } = (await (await h.api('/api/sessions')).json()) as { sessions: { sessionId: string }[] };
-    expect(sessions).toHaveLength(1);
-    const session = (await (await h.api(`/api/sessions/${sessions[0]!.sessionId}`)).json()) as {
+    expect(sessions).toHaveLength(2);
+    const first = sessions.map((x) => x.sessionId).sort()[0]!;
+    const session = (await (await h.api(`/api/sessions/${first}`)).json()) as {
       messages: { role: string; text: string }[];
     };
     expect(session.messages.map((m) => m.text)).toEqual(['hello dashboard', '[fake] hello dashboard']);
     const { runs } = (await (await h.api('/api/runs')).json()) as { runs: { status: string }[] };
-    expect(runs.map((r) => r.status)).toEqual(['completed']);
+    expect(runs.map((r) => r.status)).toEqual(['completed', 'completed']);
     const work = (await (await h.api('/api/work')).json()) as { work: unknown[]; outbox: unknown[] };
     expect(Array.isArray(work.work) && Array.isArray(work.outbox)).toBe(true);
     expect(await (await h.api('/api/tasks')).json()).toEqual({ tasks: [] });

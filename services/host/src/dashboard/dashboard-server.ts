@@ -11,6 +11,9 @@ import { registerPages } from './pages.js';
 import { dashboardReads } from './read-models.js';
 import { tokenMatches, writeDashboardToken } from './token.js';
 
+/** How often `/api/stream` pings an idle client. */
+const STREAM_PING_MS = 15_000;
+
 /** The cookie the login link sets. */
 export const TOKEN_COOKIE = 'demiurge_token';
 
@@ -95,12 +98,18 @@ export async function serveDashboard(
       });
       streams.add(entry);
       sse.onAbort(() => entry.end());
+      // A write to a client that went away ends this stream (never an unhandled rejection in the host).
+      const send = (event: string, data: unknown, id?: string) =>
+        sse.writeSSE({ event, data: JSON.stringify(data), ...(id ? { id } : {}) }).catch(() => entry.end());
       entry.sub = app.store.events$.subscribe((e) => {
-        const summary = { position: e.position, type: e.type, streamId: e.streamId, meta: e.meta };
-        void sse.writeSSE({ event: 'event', id: String(e.position), data: JSON.stringify(summary) });
+        void send('event', { position: e.position, type: e.type, streamId: e.streamId, meta: e.meta }, `${e.position}`);
       });
-      await sse.writeSSE({ event: 'ready', data: JSON.stringify({ head: await app.store.head() }) });
+      // A ping every 15 s keeps idle connections open through proxies and finds clients that are gone.
+      const ping = setInterval(() => void send('ping', {}), STREAM_PING_MS);
+      ping.unref();
+      await send('ready', { head: await app.store.head() });
       await ended;
+      clearInterval(ping);
       entry.sub.unsubscribe();
       streams.delete(entry);
     }),
