@@ -98,7 +98,7 @@ describe('serve --http: the dashboard API', () => {
       await res.body!.getReader().read();
       gone.abort();
     }
-    expect((await demiurge(['run', 'after the aborts', '--home', home.path])).code).toBe(0);
+    expect((await demiurge(['run', '<img src=x onerror=alert(1)>', '--home', home.path])).code).toBe(0);
     expect(host!.child.exitCode).toBeNull();
     const { sessions } = (await (await h.api('/api/sessions')).json()) as { sessions: { sessionId: string }[] };
     expect(sessions).toHaveLength(2);
@@ -117,6 +117,15 @@ describe('serve --http: the dashboard API', () => {
     const tail = (await (await h.api(`/api/events?from=${all.head}`)).json()) as { events: { position: number }[] };
     expect(tail.events.map((e) => e.position)).toEqual([all.head]);
 
+    // Pages escape what they show, and the event log filters by type prefix.
+    const second = sessions.map((x) => x.sessionId).sort()[1]!;
+    const page = await (await h.api(`/sessions/${second}`)).text();
+    expect(page).toContain('&lt;img src=x onerror=alert(1)&gt;');
+    expect(page).not.toContain('<img src=x');
+    const log = await (await h.api('/events?type=turn.')).text();
+    const shown = [...log.matchAll(/<td><code>([a-z_.]+)<\/code><\/td>/g)].map((m) => m[1]);
+    expect(shown.length).toBeGreaterThan(0);
+    expect(shown.every((type) => type!.startsWith('turn.'))).toBe(true);
     const before = await head(h);
     const { runId } = (runs as unknown as { runId: string }[])[0]!;
     const pause = await h.api(`/api/runs/${runId}/pause`, { method: 'POST' });

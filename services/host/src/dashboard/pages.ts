@@ -1,6 +1,6 @@
 import { lifecycleFor } from '@demiurge/lifecycle';
 import type { Hono } from 'hono';
-import { layout, section } from './html.js';
+import { esc, layout, section } from './html.js';
 import { DashboardHttpError } from './http-errors.js';
 import { lifecycleIndex, lifecycleSection } from './lifecycle-section.js';
 import type { DashboardReads } from './read-models.js';
@@ -42,7 +42,7 @@ export function registerPages(web: Hono, reads: DashboardReads): void {
     events: {
       topics: ['*'],
       render: async (type) => {
-        const head = await reads.events(1).then((r) => r.head);
+        const head = await reads.head();
         return eventsSection(await reads.events(Math.max(1, head - EVENT_LOG_ROWS + 1), type || undefined));
       },
     },
@@ -54,7 +54,7 @@ export function registerPages(web: Hono, reads: DashboardReads): void {
       const src = `/partials/${name}${arg ? `/${encodeURIComponent(arg)}` : ''}`;
       const filter =
         name === 'events'
-          ? `<form><input name="type" placeholder="type prefix, e.g. task." value="${arg.replace(/"/g, '')}"><button>filter</button></form>`
+          ? `<form><input name="type" placeholder="type prefix, e.g. task." value="${esc(arg)}"><button>filter</button></form>`
           : '';
       return c.html(layout(title, filter + section(name, src, part.topics, await part.render(arg))));
     });

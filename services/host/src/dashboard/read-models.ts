@@ -18,6 +18,7 @@ export const EVENTS_PAGE = 200;
 export function dashboardReads(app: DemiurgeApp, backend: OperatorBackend) {
   const { store } = app;
   return {
+    head: () => store.head(),
     status: async () => ({ ...((await backend.status({})) as HostStatusResult), head: await store.head() }),
     sessions: () => sessionsReader(store).all(),
     async session(sessionId: string) {
