@@ -47,3 +47,4 @@ export {
   type StoreSelection,
   storeSelection,
 } from './store/host-store.js';
+export { type HostTelemetry, startTelemetry, telemetryRequested } from './telemetry/telemetry.js';

@@ -14,6 +14,7 @@ import {
   serveDashboard,
   serveGatewaySocket,
   serveGatewayStdio,
+  startTelemetry,
 } from '@demiurge/host';
 import { GatewayAlreadyRunningError, operatorSocketPath } from '@demiurge/operator';
 import { ExitCode } from '../cli-errors.js';
@@ -69,6 +70,11 @@ export async function serveCommand(
     ...(flags.logJson ? { logger: createLogger({ format: 'json', level: 'info' }) } : {}),
   });
   if (flags.logJson) app.logger.info('host started', { home: paths.home, owner: app.owner });
+  // Spans of the committed events over OTLP/HTTP when OTEL_* asks for them (nothing is loaded otherwise).
+  const telemetry = await startTelemetry(app).catch(async (err: unknown) => {
+    await app.close();
+    throw err;
+  });
   let shutdown!: () => void;
   const requested = new Promise<void>((r) => {
     shutdown = r;
@@ -96,6 +102,11 @@ export async function serveCommand(
     throw err;
   }
   const closeSurfaces = (reason: string) => Promise.all([dashboard?.close(), server.close(reason)]);
+  const closeAll = async (reason: string) => {
+    const code = await closeWithin(app, () => closeSurfaces(reason), io);
+    await telemetry?.close();
+    return code;
+  };
   const ready = {
     ready: true,
     home: paths.home,
@@ -115,11 +126,11 @@ export async function serveCommand(
   const why = await stopSignal(io, Promise.race([requested, damaged]));
   if (damage) {
     io.err(`demiurge: ${damage.message}; the host stops. Run "demiurge doctor" for a full check`);
-    await closeWithin(app, () => closeSurfaces('host closing: damaged store'), io);
+    await closeAll('host closing: damaged store');
     return ExitCode.failure;
   }
   io.err(`demiurge: closing (${why}): admission closed, draining`);
-  return closeWithin(app, () => closeSurfaces('host closing'), io);
+  return closeAll('host closing');
 }
 
 /**
