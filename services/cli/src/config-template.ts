@@ -70,4 +70,8 @@ provider:
 # shutdown:
 #   # How long "serve" may take to close on SIGINT/SIGTERM; past it, it names what it still waits for and exits 1.
 #   deadline_ms: 10000
+
+# http:
+#   # "serve" also serves the web dashboard and its API here (as with --http); loopback unless you name another address.
+#   addr: 127.0.0.1:7780
 `;

@@ -3,6 +3,7 @@ import { join, resolve } from 'node:path';
 import { DemiurgeError, ErrorCode, formatPath } from '@demiurge/contracts';
 import { LineCounter, parseDocument } from 'yaml';
 import { z } from 'zod';
+import { DEFAULT_HTTP_ADDR, parseHttpAddress } from './dashboard/address.js';
 
 /** `<home>/config.yaml`, every key optional; unknown keys are refused so a typo is an error, not a silent default. */
 export const HostConfig = z.strictObject({
@@ -78,6 +79,18 @@ export const HostConfig = z.strictObject({
     .strictObject({ enabled: z.boolean().default(true), tick_ms: z.number().int().positive().default(1_000) })
     .default({ enabled: true, tick_ms: 1_000 }),
   tasks: z.strictObject({ grace_ms: z.number().int().positive().default(2_000) }).default({ grace_ms: 2_000 }),
+  /**
+   * The web dashboard: `serve` serves it on `addr` (`HOST:PORT`, default 127.0.0.1:7780) when this is set or
+   * `--http` is given (see docs/dashboard.md).
+   */
+  http: z
+    .strictObject({
+      addr: z
+        .string()
+        .refine(isHttpAddress, 'must be HOST:PORT, for example 127.0.0.1:7780')
+        .default(DEFAULT_HTTP_ADDR),
+    })
+    .optional(),
   /**
    * How long `serve` (and `gateway --stdio`) may take to close after SIGINT/SIGTERM or `operator.shutdown`;
    * past it the host says on stderr what it still waits for and exits with status 1.
@@ -187,4 +200,13 @@ function isPostgresUrl(value: string): boolean {
 /** A YAML mapping's keys and values (nothing for anything else). */
 function mapping(value: unknown): Record<string, unknown> {
   return typeof value === 'object' && value !== null ? Object.fromEntries(Object.entries(value)) : {};
+}
+
+function isHttpAddress(addr: string): boolean {
+  try {
+    parseHttpAddress(addr);
+    return true;
+  } catch {
+    return false;
+  }
 }

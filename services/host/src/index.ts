@@ -27,6 +27,8 @@ export {
 } from './completion-turns.js';
 export { ConfigError, type ConfigOverrides, configPath, HostConfig, loadConfig } from './config.js';
 export { CoreSource, coreStoreDir, type ResolvedCore } from './core-source.js';
+export { DEFAULT_HTTP_ADDR, HttpAddressError, HttpListenError, parseHttpAddress } from './dashboard/address.js';
+export { type DashboardServer, serveDashboard, TOKEN_COOKIE } from './dashboard/dashboard-server.js';
 export { describeFailure } from './describe-failure.js';
 export { createEvolverRunHandler, EVOLVE_TOOLS, evolveScope, evolveWorkingCopy } from './evolver-run.js';
 export {
@@ -66,3 +68,4 @@ export {
   type StoreSelection,
   storeSelection,
 } from './store/host-store.js';
+export { type HostTelemetry, startTelemetry, telemetryRequested } from './telemetry/telemetry.js';

@@ -32,6 +32,8 @@ export function writeHostHome(home: string, options: { script?: readonly FakeSte
 export interface ServeProcess {
   readonly child: ChildProcess;
   readonly socket: string;
+  /** The ready line, parsed (`http` and `login` with `--http`). */
+  readonly ready: Record<string, unknown>;
   stderr(): string;
   /** Sends `signal` and resolves once the process is gone. */
   stop(signal?: NodeJS.Signals): Promise<void>;
@@ -63,7 +65,7 @@ export function startServe(home: string, cwd: string = home, extraArgs: readonly
       if (newline < 0) return;
       clearTimeout(timer);
       const ready = JSON.parse(stdout.slice(0, newline)) as { socket: string };
-      resolve({ child, socket: ready.socket, stderr: () => stderr, stop });
+      resolve({ child, socket: ready.socket, ready, stderr: () => stderr, stop });
     });
   });
 }

@@ -17,6 +17,7 @@ type Flags = HostFlags & {
   home?: string;
   json?: boolean;
   logJson?: boolean;
+  http?: string | boolean;
   session?: string;
   plan?: boolean;
   wait?: boolean;
@@ -27,6 +28,10 @@ export function registerHost(program: Command, ctx: CommandContext): void {
   hostOptions(program.command('serve').description('run the host daemon with the operator gateway on its unix socket'))
     .addOption(jsonOption())
     .option('--log-json', "write the host's log to stderr as JSON lines (level, time, msg, fields), info and up")
+    .option(
+      '--http [addr]',
+      'also serve the web dashboard and its HTTP API on HOST:PORT (default 127.0.0.1:7780, or http.addr of config.yaml)',
+    )
     .action(action(ctx, async (o: Flags) => (await import('./host.js')).serveCommand(resolveHome(o.home), o, ctx.io)));
 
   hostOptions(

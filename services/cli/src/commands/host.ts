@@ -1,8 +1,21 @@
 import { existsSync } from 'node:fs';
 import { connect } from 'node:net';
+import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { DamagedStoreError } from '@demiurge/event-store';
-import { type ConfigOverrides, createLogger, DemiurgeApp, serveGatewaySocket, serveGatewayStdio } from '@demiurge/host';
+import {
+  type ConfigOverrides,
+  createLogger,
+  type DashboardServer,
+  DEFAULT_HTTP_ADDR,
+  DemiurgeApp,
+  parseHttpAddress,
+  runtimeDir,
+  serveDashboard,
+  serveGatewaySocket,
+  serveGatewayStdio,
+  startTelemetry,
+} from '@demiurge/host';
 import { GatewayAlreadyRunningError, operatorSocketPath } from '@demiurge/operator';
 import { ExitCode } from '../cli-errors.js';
 import { shorten, shortJson } from '../format.js';
@@ -48,18 +61,25 @@ function stopSignal(io: CommandIo, extra?: Promise<unknown>): { stopped: Promise
 /** `demiurge serve`: the host daemon with the socket gateway, until SIGINT/SIGTERM or operator.shutdown. */
 export async function serveCommand(
   paths: HomePaths,
-  flags: HostFlags & { json?: boolean; logJson?: boolean },
+  flags: HostFlags & { json?: boolean; logJson?: boolean; http?: string | boolean },
   io: CommandIo,
 ): Promise<ExitCode> {
   // Refused before the host starts: a second host would run recovery beside the serving one.
   const socket = operatorSocketPath(paths.home);
   if (existsSync(socket) && (await accepts(socket))) throw new GatewayAlreadyRunningError(socket);
+  // A bad --http address is refused before the host starts (a bad http.addr is refused by the config check).
+  if (typeof flags.http === 'string') parseHttpAddress(flags.http);
   const app = await DemiurgeApp.start({
     home: paths.home,
     overrides: overridesOf(flags),
     ...(flags.logJson ? { logger: createLogger({ format: 'json', level: 'info' }) } : {}),
   });
   if (flags.logJson) app.logger.info('host started', { home: paths.home, owner: app.owner });
+  // Spans of the committed events over OTLP/HTTP when OTEL_* asks for them (nothing is loaded otherwise).
+  const telemetry = await startTelemetry(app).catch(async (err: unknown) => {
+    await app.close();
+    throw err;
+  });
   let shutdown!: () => void;
   const requested = new Promise<void>((r) => {
     shutdown = r;
@@ -72,13 +92,34 @@ export async function serveCommand(
   // Listening for SIGINT/SIGTERM before the socket accepts: a stop asked for as soon as it does is a drain too.
   const { stopped, dispose } = stopSignal(io, Promise.race([requested, damaged]));
   let server: Awaited<ReturnType<typeof serveGatewaySocket>>;
+  let dashboard: DashboardServer | undefined;
   try {
     server = await serveGatewaySocket(app, { onShutdown: shutdown });
+    const addr =
+      typeof flags.http === 'string'
+        ? flags.http
+        : flags.http
+          ? (app.config.http?.addr ?? DEFAULT_HTTP_ADDR)
+          : app.config.http?.addr;
+    if (addr) {
+      dashboard = await serveDashboard(app, { addr, tokenPath: join(runtimeDir(paths.home), 'http.token') }).catch(
+        async (err: unknown) => {
+          await server.close('host closing');
+          throw err;
+        },
+      );
+    }
   } catch (err) {
     dispose();
     await app.close();
     throw err;
   }
+  const closeSurfaces = (reason: string) => Promise.all([dashboard?.close(), server.close(reason)]);
+  const closeAll = async (reason: string) => {
+    const code = await closeWithin(app, () => closeSurfaces(reason), io);
+    await telemetry?.close();
+    return code;
+  };
   const ready = {
     ready: true,
     home: paths.home,
@@ -86,16 +127,18 @@ export async function serveCommand(
     owner: app.owner,
     provider: `${app.provider.name}/${app.provider.model}`,
     core: app.coreDir,
+    ...(dashboard ? { http: dashboard.url, login: dashboard.loginUrl } : {}),
   };
   io.out(flags.json ? JSON.stringify(ready) : `demiurge: serving ${paths.home} on ${ready.socket} (host ${app.owner})`);
+  if (dashboard && !flags.json) io.out(`demiurge: dashboard at ${dashboard.url}; open ${dashboard.loginUrl}`);
   const why = await stopped;
   if (damage) {
     io.err(`demiurge: ${damage.message}; the host stops. Run "demiurge doctor" for a full check`);
-    await closeWithin(app, () => server.close('host closing: damaged store'), io);
+    await closeAll('host closing: damaged store');
     return ExitCode.failure;
   }
   io.err(`demiurge: closing (${why}): admission closed, draining`);
-  return closeWithin(app, () => server.close('host closing'), io);
+  return closeAll('host closing');
 }
 
 /**
