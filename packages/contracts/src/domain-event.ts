@@ -93,3 +93,13 @@ export function newEvent<T extends DomainEventType>(
 ): NewEventOfType<T> {
   return { ...options, type, data } as NewEventOfType<T>;
 }
+
+/**
+ * One field of an event's data, whatever the event's type: for readers generic over every event type (the
+ * OpenTelemetry span exporter reads `turnId`, `tool`, `reason` wherever they are); undefined when absent.
+ * Readers of a known type narrow with {@link isEvent} instead.
+ */
+export function eventField(event: RecordedEvent, name: string): unknown {
+  const { data } = event;
+  return data !== null && typeof data === 'object' ? (data as Record<string, unknown>)[name] : undefined;
+}

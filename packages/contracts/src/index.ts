@@ -8,6 +8,7 @@ export {
   type DomainEventInputMap,
   type DomainEventType,
   type EventOfType,
+  eventField,
   findEvent,
   isEvent,
   type NewDomainEvent,

@@ -1,4 +1,4 @@
-import type { RecordedEvent } from '@demiurge/contracts';
+import { eventField, type RecordedEvent } from '@demiurge/contracts';
 import { context, type Span, type SpanContext, SpanKind, SpanStatusCode, type Tracer, trace } from '@opentelemetry/api';
 
 /** What starts a span and what ends it, per aggregate (the span's key is the event's stream id). */
@@ -42,8 +42,9 @@ export class EventSpans {
   /** Applies one committed event (in position order). */
   onEvent(e: RecordedEvent): void {
     const at = new Date(e.recordedAt);
-    const data = e.data as Record<string, unknown>;
-    const turnId = (typeof data.turnId === 'string' ? data.turnId : e.meta.turnId) as string | undefined;
+    const field = (name: string) => eventField(e, name);
+    const dataTurnId = field('turnId');
+    const turnId = typeof dataTurnId === 'string' ? dataTurnId : e.meta.turnId;
     if (e.type === 'turn.started' && turnId) {
       this.start(`turn:${turnId}`, 'demiurge.turn', at, undefined, { ...ids(e), 'demiurge.turn_id': turnId });
       return;
@@ -53,7 +54,7 @@ export class EventSpans {
       return;
     }
     if (TURN_END.includes(e.type) && turnId) {
-      this.end(`turn:${turnId}`, at, e.type === 'turn.failed' ? failure(data) : undefined);
+      this.end(`turn:${turnId}`, at, e.type === 'turn.failed' ? failure(e) : undefined);
       return;
     }
     if (e.type === 'task.submitted' && e.meta.turnId) this.taskTurn.set(e.streamId, e.meta.turnId);
@@ -64,11 +65,13 @@ export class EventSpans {
     if (e.type === kind.start) {
       const parentTurn = kind.prefix === 'task' ? this.taskTurn.get(e.streamId) : turnId;
       const attributes = { ...ids(e), [`demiurge.${kind.prefix}_id`]: e.streamId };
-      if (typeof data.tool === 'string') attributes['demiurge.tool'] = data.tool;
-      if (typeof data.kind === 'string') attributes['demiurge.kind'] = data.kind;
+      const tool = field('tool');
+      const taskKind = field('kind');
+      if (typeof tool === 'string') attributes['demiurge.tool'] = tool;
+      if (typeof taskKind === 'string') attributes['demiurge.kind'] = taskKind;
       this.start(key, `demiurge.${kind.prefix}`, at, parentTurn ? `turn:${parentTurn}` : undefined, attributes);
     } else if (kind.end.includes(outcome)) {
-      this.end(key, at, kind.failed.includes(outcome) ? `${outcome}: ${failure(data) ?? ''}` : undefined, outcome);
+      this.end(key, at, kind.failed.includes(outcome) ? `${outcome}: ${failure(e) ?? ''}` : undefined, outcome);
     }
   }
 
@@ -111,8 +114,12 @@ function ids(e: RecordedEvent): Record<string, string> {
   return out;
 }
 
-function failure(data: Record<string, unknown>): string | undefined {
-  const error = data.error as { code?: string; message?: string } | undefined;
-  if (error?.message) return `${error.code ?? 'error'}: ${error.message}`;
-  return typeof data.reason === 'string' ? data.reason : undefined;
+function failure(e: RecordedEvent): string | undefined {
+  const error = eventField(e, 'error');
+  if (error !== null && typeof error === 'object') {
+    const { code, message } = error as { code?: unknown; message?: unknown };
+    if (typeof message === 'string') return `${typeof code === 'string' ? code : 'error'}: ${message}`;
+  }
+  const reason = eventField(e, 'reason');
+  return typeof reason === 'string' ? reason : undefined;
 }
