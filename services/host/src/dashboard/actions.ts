@@ -115,12 +115,13 @@ export function registerActions(web: Hono, app: DemiurgeApp, backend: OperatorBa
   });
 }
 
-async function jsonBody(c: Context): Promise<Record<string, unknown>> {
+/** The request's JSON object (an empty body is `{}`), checked by the caller's schema. */
+async function jsonBody(c: Context): Promise<object> {
   const text = await c.req.text();
   if (text.trim() === '') return {};
   try {
     const value: unknown = JSON.parse(text);
-    if (value && typeof value === 'object' && !Array.isArray(value)) return value as Record<string, unknown>;
+    if (value && typeof value === 'object' && !Array.isArray(value)) return value;
   } catch {}
   throw new DashboardHttpError(400, 'bad_request', 'the request body is not a JSON object');
 }
