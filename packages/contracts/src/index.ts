@@ -1,3 +1,4 @@
+export { type BackoffOptions, backoffMs } from './backoff.js';
 export { domainEventDefinitions, domainEvents } from './catalog.js';
 export { type Clock, systemClock } from './clock.js';
 export {

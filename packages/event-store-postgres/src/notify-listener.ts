@@ -1,3 +1,4 @@
+import { backoffMs } from '@demiurge/contracts';
 import type pg from 'pg';
 import { EVENTS_CHANNEL } from './log-publisher.js';
 
@@ -74,7 +75,7 @@ export class NotifyListener {
           this.options.onLost(err);
           return;
         }
-        await new Promise((r) => setTimeout(r, Math.min(2000, 50 * 2 ** attempt)));
+        await new Promise((r) => setTimeout(r, backoffMs(attempt + 1, { baseMs: 50, maxMs: 2000, jitter: 'none' })));
       }
     }
   }

@@ -1,5 +1,5 @@
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
-import type { EventRegistry, RecordedEvent } from '@demiurge/contracts';
+import { backoffMs, type EventRegistry, type RecordedEvent } from '@demiurge/contracts';
 import { type AppendResult, InvalidAppendError, StoreBusyError, StreamTypeMismatchError } from '@demiurge/event-store';
 import { type AppendPlan, checkExpectedVersion, eventIdempotencyKey, toRecorded } from '@demiurge/event-store/adapter';
 import type { AsyncProjections } from './async-projections.js';
@@ -157,7 +157,7 @@ export class GroupCommitWriter {
         return this.commitBatch(batch);
       } catch (err) {
         if (isBusy(err) && Date.now() - started < limit) {
-          await new Promise((r) => setTimeout(r, Math.min(100, 5 * 2 ** attempt) * (0.5 + Math.random())));
+          await new Promise((r) => setTimeout(r, backoffMs(attempt + 1, { baseMs: 5, maxMs: 100, jitter: 'equal' })));
           continue;
         }
         const error = isBusy(err) ? new StoreBusyError(Date.now() - started, { cause: err }) : this.deps.failStop(err);

@@ -1,4 +1,4 @@
-import type { RecordedEvent } from '@demiurge/contracts';
+import { backoffMs, type RecordedEvent } from '@demiurge/contracts';
 import { StreamVersionConflictError } from './errors.js';
 import type { AppendOptions, AppendStream, EventStore } from './event-store.js';
 
@@ -85,9 +85,11 @@ const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(r
  * backoffDelay(3, { baseDelayMs: 2, maxDelayMs: 100, random: () => 0.5 }); // 4
  */
 export function backoffDelay(retry: number, options: RetryOptions = {}): number {
-  const base = options.baseDelayMs ?? 2;
-  const cap = Math.min(options.maxDelayMs ?? 100, base * 2 ** Math.max(0, retry - 1));
-  return Math.floor((options.random ?? Math.random)() * cap);
+  return backoffMs(retry, {
+    baseMs: options.baseDelayMs ?? 2,
+    maxMs: options.maxDelayMs ?? 100,
+    ...(options.random ? { random: options.random } : {}),
+  });
 }
 
 /**

@@ -1,4 +1,11 @@
-import { type Clock, type IdGenerator, IdPrefix, type McpToolListing, type NewEvent } from '@demiurge/contracts';
+import {
+  backoffMs,
+  type Clock,
+  type IdGenerator,
+  IdPrefix,
+  type McpToolListing,
+  type NewEvent,
+} from '@demiurge/contracts';
 import type { EventStore } from '@demiurge/event-store';
 import { checkEvents, type McpServerEventType, type McpServerState, mcpServerLifecycle } from '@demiurge/lifecycle';
 import type { McpServerSpec } from '@demiurge/slots';
@@ -307,7 +314,7 @@ export class McpServerSupervisor {
       return;
     }
     this.restartsInRow++;
-    const delay = Math.min(backoff.baseMs * 2 ** (this.restartsInRow - 1), backoff.maxMs);
+    const delay = backoffMs(this.restartsInRow, { baseMs: backoff.baseMs, maxMs: backoff.maxMs, jitter: 'none' });
     logger.warn(`MCP server ${this.name} crashed (${reason}); restarting in ${delay} ms`, { server: this.name });
     await this.record([
       {

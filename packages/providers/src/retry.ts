@@ -1,3 +1,4 @@
+import { backoffMs } from '@demiurge/contracts';
 /** Statuses worth another attempt: rate limiting and server errors. */
 export function isRetryableStatus(status: number): boolean {
   return status === 429 || status >= 500;
@@ -12,9 +13,13 @@ export function retryDelayMs(
   options: { baseMs: number; maxMs: number; retryAfterMs?: number | undefined; random?: () => number },
 ): number {
   if (options.retryAfterMs !== undefined) return Math.min(options.retryAfterMs, options.maxMs);
-  const exponential = options.baseMs * 2 ** retry;
-  const random = options.random ?? Math.random;
-  return Math.min(exponential / 2 + random() * (exponential / 2), options.maxMs);
+  const grown = backoffMs(retry + 1, {
+    baseMs: options.baseMs,
+    maxMs: Number.POSITIVE_INFINITY,
+    jitter: 'equal',
+    ...(options.random ? { random: options.random } : {}),
+  });
+  return Math.min(grown, options.maxMs);
 }
 
 /**
