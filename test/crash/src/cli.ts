@@ -45,6 +45,17 @@ export function tempDir(prefix = 'demiurge-crash-'): { path: string; remove(): v
 
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
+/** The first defined value of `probe`, polled every 50 ms; throws naming `what` after `ms`. */
+export async function until<T>(what: string, probe: () => T | undefined, ms = 60_000): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const value = probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(50);
+  }
+}
+
 /** Whether `promise` settles within `ms`. */
 export async function within(promise: Promise<unknown>, ms: number): Promise<boolean> {
   let timer: NodeJS.Timeout | undefined;

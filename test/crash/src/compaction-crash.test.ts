@@ -1,7 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { demiurge, sleep, tempDir } from './cli.js';
+import { demiurge, tempDir, until } from './cli.js';
 import { writeHome } from './home.js';
 import { type HostProcess, startHost } from './host-process.js';
 import { LogReader } from './log-reader.js';
@@ -35,16 +35,6 @@ function configure(home: string, baseUrl: string, window: number): void {
     '  enabled: false',
   ];
   writeFileSync(join(home, 'config.yaml'), `${lines.join('\n')}\n`);
-}
-
-async function until<T>(what: string, probe: () => T | undefined, ms = 60_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(50);
-  }
 }
 
 describe('compaction survives SIGKILL at every step', () => {
