@@ -50,6 +50,15 @@ for (const p of tested) {
   passed += r.numPassedTests;
   failed += r.numFailedTests;
   if (r.numFailedTests > 0) problems.push(`${where}: ${r.numFailedTests} failed`);
+  // Name each failed test and the first lines of its failure, so a CI log that shows only its tail
+  // still says what failed and why.
+  for (const f of r.testResults ?? []) {
+    for (const a of f.assertionResults ?? []) {
+      if (a.status !== 'failed') continue;
+      const why = (a.failureMessages ?? []).join('\n').split('\n').slice(0, 6).join('\n      ');
+      problems.push(`${relative(root, f.name)} > ${a.fullName ?? a.title}\n      ${why}`);
+    }
+  }
   // A suite that failed to load has no failed tests but a failed file.
   const broken = (r.testResults ?? []).filter((f) => f.status === 'failed' && f.assertionResults.length === 0);
   for (const f of broken) {
