@@ -1,4 +1,5 @@
 import { createSeededIdGenerator } from '@demiurge/contracts/testing';
+import { StreamVersionConflictError } from '@demiurge/event-store';
 import { IllegalTransitionError } from '@demiurge/lifecycle';
 import { RunRuntime, StaleRunLeaseError } from '@demiurge/sessions';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -82,6 +83,33 @@ describe('the logger port', () => {
     expect(refusal).toBeInstanceOf(IllegalTransitionError);
     expect((refusal as Error).message).toMatch(/is completed; run.owner_heartbeat is not allowed/);
     await new Promise((resolve) => setImmediate(resolve));
+    expect(reports).toEqual([]);
+  });
+
+  it('a heartbeat that loses its races on the run stream while the lease holds is tried again, not a lost lease', async () => {
+    const reports: string[] = [];
+    const logger: TurnEngineLogger = {
+      warn: (message) => reports.push(`warn ${message}`),
+      error: (message) => reports.push(`error ${message}`),
+    };
+    h = await openHarness({
+      script: [{ tool_calls: [{ name: 'shell', arguments: { command: 'sleep 2.5' } }] }, { content: 'done' }],
+      runLeaseMs: 3_000, // a heartbeat every second: two or three beats while the shell runs
+      logger,
+    });
+    const harness = h;
+    const heartbeat = harness.runs.heartbeat.bind(harness.runs);
+    let beats = 0;
+    // The first beat exhausts its retries against other writers of the run's stream.
+    harness.runs.heartbeat = async (lease) => {
+      beats++;
+      if (beats === 1) throw new StreamVersionConflictError(lease.runId, 3, 4);
+      return heartbeat(lease);
+    };
+    const { sessionId } = await harness.sessions.create({ title: 't', coreId: 'default' });
+    const outcome = await harness.engine.runTurn({ sessionId, text: 'go' });
+    expect(outcome.status).toBe('completed');
+    expect(beats).toBeGreaterThanOrEqual(2);
     expect(reports).toEqual([]);
   });
 });

@@ -1,4 +1,5 @@
 import type { RecordedEvent } from '@demiurge/contracts';
+import { StreamVersionConflictError } from '@demiurge/event-store';
 import { IllegalTransitionError } from '@demiurge/lifecycle';
 import { ProviderError } from '@demiurge/providers';
 import { LIVE_RUN_STATES } from '@demiurge/sessions';
@@ -33,6 +34,11 @@ export async function runLoop(deps: EngineDeps, exec: TurnExecution): Promise<Tu
           exec.lease = next;
         },
         (error: unknown) => {
+          // Writers racing on the run's stream (the turn's own checkpoints, a pause, a cancel) can outlast a
+          // beat's retries on a loaded host: the lease is not lost while it holds, the next beat tries again.
+          if (!ended && error instanceof StreamVersionConflictError && leaseHolds(deps, exec)) {
+            return;
+          }
           // A heartbeat in flight while the turn ends its run is refused by the run machine (`run ... is
           // completed`): the expected race, not a lost lease. Anything else is reported, and stops the drive.
           if (!ended && !runHasEnded(error)) {
@@ -54,6 +60,12 @@ export async function runLoop(deps: EngineDeps, exec: TurnExecution): Promise<Tu
     clearInterval(beat);
     watch.unsubscribe();
   }
+}
+
+/** Whether the lease still holds past the next beat: one beat's interval to spare. */
+function leaseHolds(deps: EngineDeps, exec: TurnExecution): boolean {
+  const until = Date.parse(exec.lease.leaseUntil);
+  return Number.isFinite(until) && until - deps.clock.now() > Math.max(1000, deps.runs.leaseMs / 3);
 }
 
 /**
