@@ -1,11 +1,9 @@
 import type { Clock, DeliveryResolution, EventMeta, IdGenerator } from '@demiurge/contracts';
 import { type DurableWorkRuntime, loadWork, NotFoundError, WorkKind } from '@demiurge/control-plane';
-import { commandLoop, type EventStore, streamAppend } from '@demiurge/event-store';
-import { checkEvents, deliveryLifecycle, workLifecycle } from '@demiurge/lifecycle';
+import type { EventStore } from '@demiurge/event-store';
 import { type DeliveryView, deliveryStatusKey, deliveryStatusPrefix, outboxReader } from '@demiurge/projector-outbox';
 import { ClaimDispatch, type DispatchDeps, type DispatchOutcome, syncDelivery } from './claim-dispatch.js';
-import { decideDelivery } from './delivery.decider.js';
-import { loadDelivery } from './delivery-aggregate.js';
+import { type ResolveUnknownDeliveryOptions, resolveUnknownDelivery } from './resolve-unknown.js';
 import { defaultRetryPolicy, defaultUnroutedRetryPolicy, type RetryPolicy } from './retry-policy.js';
 import type { SessionInteractionRouter } from './session-interaction-router.js';
 
@@ -153,56 +151,14 @@ export class DeliveryRuntime {
 
   /**
    * An operator's decision on an unknown delivery: `delivery.resolved` and `work.resolved` in one
-   * commit. `retry` queues it again (due at `retryAt`, or now): the only way an unknown delivery is
-   * ever sent again. Repeating the same decision appends nothing.
+   * commit ({@link resolveUnknownDelivery}).
    */
   async resolveUnknown(
     deliveryId: string,
     decision: DeliveryResolution,
-    options: { note?: string; retryAt?: string; operator?: string } = {},
+    options: ResolveUnknownDeliveryOptions = {},
   ): Promise<void> {
-    await commandLoop(this.options.store, async () => {
-      const delivery = await loadDelivery(this.options.store, deliveryId);
-      const { queued } = delivery.state;
-      if (!queued) throw new NotFoundError('delivery', deliveryId);
-      const work = await loadWork(this.options.store, queued.workId);
-      if (work.state === 'none') throw new NotFoundError('work item', queued.workId);
-      const note = options.note ? { note: options.note } : {};
-      const deliveryEvents = decideDelivery(
-        { kind: 'resolve', deliveryId, decision, note: options.note, work },
-        delivery.state,
-      );
-      const workEvents = checkEvents(
-        workLifecycle,
-        work.state,
-        [
-          {
-            type: 'work.resolved',
-            data: {
-              workId: work.streamId,
-              decision,
-              ...note,
-              ...(options.retryAt && decision === 'retry' ? { retryAt: options.retryAt } : {}),
-            },
-          },
-        ],
-        work.streamId,
-      );
-      return {
-        streams: [
-          streamAppend(deliveryLifecycle.streamType, delivery, deliveryEvents),
-          streamAppend(workLifecycle.streamType, work, workEvents),
-        ],
-        result: undefined,
-        options: {
-          meta: {
-            ...this.deps.ctx.meta,
-            ...(options.operator ? { actor: { kind: 'operator', id: options.operator } } : {}),
-            sessionId: queued.sessionId,
-          },
-        },
-      };
-    });
+    await resolveUnknownDelivery(this.options.store, deliveryId, decision, { meta: this.deps.ctx.meta, ...options });
   }
 
   /** The delivery's outbox row, or {@link NotFoundError}. */

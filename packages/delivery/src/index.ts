@@ -10,6 +10,7 @@ export {
   RouteSessionMismatchError,
 } from './errors.js';
 export { createOperatorAdapter, type OperatorAdapter, type OperatorSink } from './operator.adapter.js';
+export { deliveryOfWork, type ResolveUnknownDeliveryOptions, resolveUnknownDelivery } from './resolve-unknown.js';
 export {
   defaultRetryPolicy,
   defaultUnroutedRetryPolicy,

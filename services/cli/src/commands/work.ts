@@ -73,7 +73,7 @@ export async function workResolve(id: string, o: WorkResolveOptions, io: Command
   if (o.retryAt && o.decision !== 'retry') throw new UsageError('--retry-at goes with --decision retry');
   await withRuntimeStore(resolveHome(o.home), async (store) => {
     await getWork(store, id);
-    await cliRuntime(store).work.resolveUnknown(id, o.decision, {
+    await cliRuntime(store).resolveUnknownWork(id, o.decision, {
       ...(o.note ? { note: o.note } : {}),
       ...(o.retryAt ? { retryAt: o.retryAt } : {}),
     });

@@ -1,3 +1,4 @@
+import { deliveryOfWork } from '@demiurge/delivery';
 import { allowedEvents, runLifecycle } from '@demiurge/lifecycle';
 import { CancelParams, type OperatorBackend, type OperatorCaller, ReplyApprovalParams } from '@demiurge/operator';
 import { runsReader } from '@demiurge/projector-runs';
@@ -105,7 +106,10 @@ export function registerActions(web: Hono, app: DemiurgeApp, backend: OperatorBa
     const w = await workItemsReader(store).get(id);
     if (!w) throw new DashboardHttpError(404, 'not_found', `no work item ${id}`);
     if (!w.allowed.includes('work.resolved')) refuse('work item', w.workId, w.status, 'resolved', w.allowed);
-    await runtime.work.resolveUnknown(w.workId, decision, note ? { note } : {});
+    // A delivery's send is resolved with its delivery (one commit): the outbox says so at once.
+    const deliveryId = deliveryOfWork(w);
+    if (deliveryId) await app.delivery.resolveUnknown(deliveryId, decision, note ? { note } : {});
+    else await runtime.work.resolveUnknown(w.workId, decision, note ? { note } : {});
     return c.json({ ok: true });
   });
 

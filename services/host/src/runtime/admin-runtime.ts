@@ -1,5 +1,12 @@
 import { type Clock, createIdGenerator, type IdGenerator, systemClock } from '@demiurge/contracts';
-import { DurableWorkRuntime, HostWorkLifecycleRuntime, RuntimeControlPlane } from '@demiurge/control-plane';
+import {
+  DurableWorkRuntime,
+  HostWorkLifecycleRuntime,
+  loadWork,
+  NotFoundError,
+  RuntimeControlPlane,
+} from '@demiurge/control-plane';
+import { deliveryOfWork, resolveUnknownDelivery } from '@demiurge/delivery';
 import type { EventStore } from '@demiurge/event-store';
 import { RunRuntime } from '@demiurge/sessions';
 
@@ -15,6 +22,15 @@ export interface AdminRuntime<S extends EventStore = EventStore> {
   readonly controlPlane: RuntimeControlPlane;
   readonly host: HostWorkLifecycleRuntime;
   readonly runs: RunRuntime;
+  /**
+   * An operator's decision on unknown work. A delivery's send is resolved with its delivery, in one commit
+   * (`delivery.resolved` + `work.resolved`), so the outbox says so at once, not at the next host start.
+   */
+  resolveUnknownWork(
+    workId: string,
+    decision: 'sent' | 'failed' | 'retry',
+    options?: { note?: string; retryAt?: string },
+  ): Promise<void>;
 }
 
 /**
@@ -37,5 +53,12 @@ export function createAdminRuntime<S extends EventStore>(
   const controlPlane = new RuntimeControlPlane({ store, clock, ids, work, meta });
   const host = new HostWorkLifecycleRuntime({ store, clock, ids, work });
   const runs = new RunRuntime({ store, clock, ids, owner, controlPlane, meta });
-  return { store, clock, ids, work, controlPlane, host, runs };
+  const resolveUnknownWork: AdminRuntime['resolveUnknownWork'] = async (workId, decision, opts = {}) => {
+    const item = await loadWork(store, workId);
+    if (item.state === 'none') throw new NotFoundError('work item', workId);
+    const deliveryId = deliveryOfWork({ kind: item.kind ?? '', payload: item.payload });
+    if (deliveryId) await resolveUnknownDelivery(store, deliveryId, decision, { ...opts, meta });
+    else await work.resolveUnknown(workId, decision, opts);
+  };
+  return { store, clock, ids, work, controlPlane, host, runs, resolveUnknownWork };
 }
