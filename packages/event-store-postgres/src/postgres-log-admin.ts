@@ -1,41 +1,24 @@
 import { domainEvents, type EventRegistry } from '@demiurge/contracts';
 import {
   CorruptDatabaseError,
-  checkImportRecord,
   type LogAdmin,
   type LogHead,
   LogImportError,
-  type StoredEventRecord,
   type StreamHeadInfo,
 } from '@demiurge/event-store';
+import {
+  chainImportRecord,
+  STORED_EVENT_COLUMNS,
+  type StoredEventRow,
+  storedRecordOf,
+} from '@demiurge/event-store/adapter';
 import type pg from 'pg';
 import { connectionError, createPool, redactUrl } from './connection.js';
-import { type ChainedRow, eventHash, GENESIS_HASH } from './hash-chain.js';
+import { GENESIS_HASH } from './hash-chain.js';
 import { EVENTS_CHANNEL } from './log-publisher.js';
 
-interface StoredRow extends ChainedRow {
-  hash: Buffer | null;
-}
-
-const COLUMNS =
-  'position, event_id, stream_type, stream_id, stream_version, type, schema_version, data, meta, recorded_at, idempotency_key, hash';
-
-function toRecord(row: StoredRow): StoredEventRecord {
-  return {
-    position: row.position,
-    eventId: row.event_id,
-    streamType: row.stream_type,
-    streamId: row.stream_id,
-    streamVersion: row.stream_version,
-    type: row.type,
-    schemaVersion: row.schema_version,
-    data: row.data,
-    meta: row.meta,
-    recordedAt: row.recorded_at,
-    idempotencyKey: row.idempotency_key,
-    hash: row.hash ? row.hash.toString('hex') : null,
-  };
-}
+const COLUMNS = STORED_EVENT_COLUMNS;
+type StoredRow = StoredEventRow;
 
 /**
  * The {@link LogAdmin} of a PostgreSQL store, on a small pool of its own. The schema must exist (open the
@@ -81,7 +64,7 @@ export async function openPostgresLogAdmin(
           `SELECT ${COLUMNS} FROM events WHERE position > $1 ORDER BY position LIMIT $2`,
           [after, size],
         );
-        for (const row of rows) yield toRecord(row);
+        for (const row of rows) yield storedRecordOf(row);
         if (rows.length < size) return;
         after = rows[rows.length - 1]!.position;
       }
@@ -106,24 +89,7 @@ export async function openPostgresLogAdmin(
         }
         const rows: StoredRow[] = [];
         for (const record of records) {
-          checkImportRecord(record, chain.position, streams.get(record.streamId), registry);
-          const row: ChainedRow = {
-            position: record.position,
-            event_id: record.eventId,
-            stream_type: record.streamType,
-            stream_id: record.streamId,
-            stream_version: record.streamVersion,
-            type: record.type,
-            schema_version: record.schemaVersion,
-            data: record.data,
-            meta: record.meta,
-            recorded_at: record.recordedAt,
-            idempotency_key: record.idempotencyKey,
-          };
-          const hash = eventHash(chain.hash, row);
-          if (record.hash !== null && record.hash !== hash.toString('hex')) {
-            throw new LogImportError(record.position, 'its hash does not chain to the events before it');
-          }
+          const { row, hash } = chainImportRecord(record, chain, streams.get(record.streamId), registry);
           rows.push({ ...row, hash });
           streams.set(record.streamId, { version: record.streamVersion, streamType: record.streamType });
           chain = { position: record.position, hash };

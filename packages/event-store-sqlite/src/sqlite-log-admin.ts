@@ -1,55 +1,23 @@
 import { domainEvents, type EventRegistry } from '@demiurge/contracts';
 import {
-  checkImportRecord,
   type LogAdmin,
   type LogHead,
   LogImportError,
   type StoredEventRecord,
   type StreamHeadInfo,
 } from '@demiurge/event-store';
+import {
+  chainImportRecord,
+  STORED_EVENT_COLUMNS,
+  type StoredEventRow,
+  storedRecordOf,
+} from '@demiurge/event-store/adapter';
 import type Database from 'better-sqlite3';
 import { openDatabase } from './connection.js';
-import { type ChainedRow, eventHash, GENESIS_HASH } from './hash-chain.js';
+import { GENESIS_HASH } from './hash-chain.js';
 
-interface StoredRow extends ChainedRow {
-  hash: Buffer | null;
-}
-
-const COLUMNS =
-  'position, event_id, stream_type, stream_id, stream_version, type, schema_version, data, meta, recorded_at, idempotency_key, hash';
-
-function toRecord(row: StoredRow): StoredEventRecord {
-  return {
-    position: row.position,
-    eventId: row.event_id,
-    streamType: row.stream_type,
-    streamId: row.stream_id,
-    streamVersion: row.stream_version,
-    type: row.type,
-    schemaVersion: row.schema_version,
-    data: row.data,
-    meta: row.meta,
-    recordedAt: row.recorded_at,
-    idempotencyKey: row.idempotency_key,
-    hash: row.hash ? row.hash.toString('hex') : null,
-  };
-}
-
-function toRow(record: StoredEventRecord): ChainedRow {
-  return {
-    position: record.position,
-    event_id: record.eventId,
-    stream_type: record.streamType,
-    stream_id: record.streamId,
-    stream_version: record.streamVersion,
-    type: record.type,
-    schema_version: record.schemaVersion,
-    data: record.data,
-    meta: record.meta,
-    recorded_at: record.recordedAt,
-    idempotency_key: record.idempotencyKey,
-  };
-}
+const COLUMNS = STORED_EVENT_COLUMNS;
+type StoredRow = StoredEventRow;
 
 /**
  * The {@link LogAdmin} of a SQLite store file, on a connection of its own (the file is created and migrated
@@ -83,12 +51,7 @@ export function openSqliteLogAdmin(path: string, options: { registry?: EventRegi
         const row = streamHead.get(record.streamId);
         if (row) stream = { version: row.stream_version, streamType: row.stream_type };
       }
-      checkImportRecord(record, chain.position, stream, registry);
-      const row = toRow(record);
-      const hash = eventHash(chain.hash, row);
-      if (record.hash !== null && record.hash !== hash.toString('hex')) {
-        throw new LogImportError(record.position, 'its hash does not chain to the events before it');
-      }
+      const { row, hash } = chainImportRecord(record, chain, stream, registry);
       try {
         insert.run(
           row.position,
@@ -123,7 +86,7 @@ export function openSqliteLogAdmin(path: string, options: { registry?: EventRegi
       let after = 0;
       for (;;) {
         const rows = page.all(after, size);
-        for (const row of rows) yield toRecord(row);
+        for (const row of rows) yield storedRecordOf(row);
         if (rows.length < size) return;
         after = rows[rows.length - 1]!.position;
       }

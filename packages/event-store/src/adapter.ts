@@ -25,5 +25,11 @@ export {
   GENESIS_HASH,
   walkChain,
 } from './hash-chain.js';
+export {
+  chainImportRecord,
+  STORED_EVENT_COLUMNS,
+  type StoredEventRow,
+  storedRecordOf,
+} from './log-records.js';
 export { encodeDocument, selectIds } from './memory-projection-tx.js';
 export { applyOne, assertDistinctProjectors, selectProjectors } from './projector-set.js';

@@ -1,4 +1,5 @@
 import { DemiurgeError, ErrorCode, type EventRegistry } from '@demiurge/contracts';
+import { type ChainedRow, eventHash } from './hash-chain.js';
 
 /**
  * One event exactly as a store keeps it: its position, ids, stream and version, the type and the schema
@@ -101,4 +102,63 @@ export function checkImportRecord(
   } catch (err) {
     fail(`invalid ${record.type} event: ${(err as Error).message.split('\n')[0]}`);
   }
+}
+
+/** The `events` columns of a stored record, in the order the adapters read and insert them. */
+export const STORED_EVENT_COLUMNS =
+  'position, event_id, stream_type, stream_id, stream_version, type, schema_version, data, meta, recorded_at, idempotency_key, hash';
+
+/** An `events` row read back with its chain hash (null before the chain). */
+export interface StoredEventRow extends ChainedRow {
+  hash: Buffer | null;
+}
+
+/** The record of a stored row: what `export` writes. */
+export function storedRecordOf(row: StoredEventRow): StoredEventRecord {
+  return {
+    position: row.position,
+    eventId: row.event_id,
+    streamType: row.stream_type,
+    streamId: row.stream_id,
+    streamVersion: row.stream_version,
+    type: row.type,
+    schemaVersion: row.schema_version,
+    data: row.data,
+    meta: row.meta,
+    recordedAt: row.recorded_at,
+    idempotencyKey: row.idempotency_key,
+    hash: row.hash ? row.hash.toString('hex') : null,
+  };
+}
+
+/**
+ * One record of an import, checked ({@link checkImportRecord}) and chained to `chain` (the log's head so far):
+ * the row to insert and its hash. A record whose recorded hash is not the recomputed one is refused with a
+ * {@link LogImportError}; a null hash is filled in.
+ */
+export function chainImportRecord(
+  record: StoredEventRecord,
+  chain: { readonly position: number; readonly hash: Buffer },
+  stream: StreamHeadInfo | undefined,
+  registry: EventRegistry,
+): { readonly row: ChainedRow; readonly hash: Buffer } {
+  checkImportRecord(record, chain.position, stream, registry);
+  const row: ChainedRow = {
+    position: record.position,
+    event_id: record.eventId,
+    stream_type: record.streamType,
+    stream_id: record.streamId,
+    stream_version: record.streamVersion,
+    type: record.type,
+    schema_version: record.schemaVersion,
+    data: record.data,
+    meta: record.meta,
+    recorded_at: record.recordedAt,
+    idempotency_key: record.idempotencyKey,
+  };
+  const hash = eventHash(chain.hash, row);
+  if (record.hash !== null && record.hash !== hash.toString('hex')) {
+    throw new LogImportError(record.position, 'its hash does not chain to the events before it');
+  }
+  return { row, hash };
 }
