@@ -16,16 +16,21 @@ export const coreMachine = setup({
   initial: 'none',
   states: {
     none: {
-      description: 'No revision recorded: a host runs the working copy.',
-      on: { 'core.registered': 'registered' },
+      description: 'No revision recorded: a host runs the working copy (an evolve may claim and release its scope).',
+      on: { 'core.registered': 'registered', 'core.evolve_claimed': 'none', 'core.evolve_released': 'none' },
     },
     registered: {
       description: 'The history began; its first revision is recorded in the same commit.',
       on: { 'core.revision_saved': 'versioned' },
     },
     versioned: {
-      description: 'The last recorded revision is current; another one may follow.',
-      on: { 'core.revision_saved': 'versioned' },
+      description:
+        'The last recorded revision is current; another one may follow. An evolve claims the scope evolve:<core> and releases it.',
+      on: {
+        'core.revision_saved': 'versioned',
+        'core.evolve_claimed': 'versioned',
+        'core.evolve_released': 'versioned',
+      },
     },
   },
 });
@@ -43,6 +48,7 @@ export const coreLifecycle = defineLifecycle({
   invariants: [
     'A revision is current from the event that records it; its snapshot was written before the event.',
     "Each revision's parent is the revision current before it (a rollback records an older snapshot again, as a new revision).",
+    'At most one evolve task holds evolve:<core>: a claim is appended at the stream version its host read, and supersedes only a claim whose task ended or whose host is gone.',
   ],
   machine: coreMachine,
   vocabulary: coreEvents,

@@ -20,6 +20,7 @@ import { createAgentSpawnHandler } from '../agent-spawn.js';
 import { type ConfigOverrides, type HostConfig, loadConfig } from '../config.js';
 import { CoreSource } from '../core-source.js';
 import { describeFailure } from '../describe-failure.js';
+import { discardEvolveCopy } from '../evolve-copies.js';
 import { createEvolverRunHandler } from '../evolver-run.js';
 import { hostIdentity, isHostAlive } from '../host-identity.js';
 import { hostTaskKinds } from '../host-task-kinds.js';
@@ -223,6 +224,9 @@ export async function createRuntime(options: RuntimeOptions): Promise<HostRuntim
         }),
         'evolver.run': createEvolverRunHandler({
           store,
+          isHostAlive,
+          // A claim of evolve:<core> whose host is gone: its task is settled here (the worker's orphan cancel).
+          settleOrphan: (ref, reason) => worker!.cancel(ref, reason),
           sessions: turns.sessions,
           ids,
           engine: () => turns.engine,
@@ -232,6 +236,13 @@ export async function createRuntime(options: RuntimeOptions): Promise<HostRuntim
         }),
       }),
     } as ConstructorParameters<typeof RuntimeTaskWorker>[0]);
+    // An evolve's working copy goes once its task's ending (and what it proposed) is recorded.
+    worker.onCompletion((task) => {
+      if (task.kind !== 'evolver.run') return;
+      discardEvolveCopy(home, task.taskId).catch((error: unknown) =>
+        logger.error(describeFailure({ name: `removing the working copy of evolve ${task.taskId}`, error })),
+      );
+    });
     const scheduler = createScheduler({ store, clock, ids, owner, core, turns, workLeaseMs: config.leases.work_ms });
     const pushes$ = new Subject<OperatorPush>();
     const operatorAdapter = createOperatorAdapter();
