@@ -11,7 +11,7 @@ import {
 import type { DamagedStoreError } from '@demiurge/event-store';
 import type { McpServers } from '@demiurge/mcp';
 import type { ModelProvider } from '@demiurge/providers';
-import { SchedulerRuntime } from '@demiurge/scheduler';
+import { loadSchedules, type ScheduleSource, SchedulerRuntime } from '@demiurge/scheduler';
 import { type AgentCore, BackgroundWorkRuntime, loadCore } from '@demiurge/slots';
 import { createTurnRuntime, type TurnRuntime } from '@demiurge/turn-engine';
 import { RuntimeTaskWorker, type TaskHandler, terminalExecHandler } from '@demiurge/workers';
@@ -152,9 +152,13 @@ export async function createRuntime(options: RuntimeOptions): Promise<HostRuntim
       evolveTool: true,
       delegationLimits: { maxDepth: core.limits.maxDelegationDepth },
       coreId: core.id,
-      knownSlots: {
-        input: [...core.pipelines.input.serial, ...core.pipelines.input.parallel],
-        output: [...core.pipelines.output.serial, ...core.pipelines.output.parallel],
+      // The slots of the core revision the delegating turn is pinned to (never the working copy edited since).
+      knownSlots: async (ctx) => {
+        const { pipelines } = await coreSource.ofTurn(ctx.turnId);
+        return {
+          input: [...pipelines.input.serial, ...pipelines.input.parallel],
+          output: [...pipelines.output.serial, ...pipelines.output.parallel],
+        };
       },
       cancelTask: (ref, reason) => (worker ? worker.cancel(ref, reason) : Promise.resolve()),
       hooks: {
@@ -243,7 +247,17 @@ export async function createRuntime(options: RuntimeOptions): Promise<HostRuntim
         logger.error(describeFailure({ name: `removing the working copy of evolve ${task.taskId}`, error })),
       );
     });
-    const scheduler = createScheduler({ store, clock, ids, owner, core, turns, workLeaseMs: config.leases.work_ms });
+    const scheduler = createScheduler({
+      store,
+      clock,
+      ids,
+      owner,
+      core,
+      turns,
+      workLeaseMs: config.leases.work_ms,
+      // Each tick reads the schedules of the current revision (the working copy while there is none).
+      schedules: async () => loadSchedules((await coreSource.current()).core.dir),
+    });
     const pushes$ = new Subject<OperatorPush>();
     const operatorAdapter = createOperatorAdapter();
     operatorAdapter.attach((d) => {
@@ -333,6 +347,7 @@ function createScheduler(deps: {
   turns: TurnRuntime;
   /** The work lease (`leases.work_ms`): a fire's claim is renewed at a third of it while its turn runs. */
   workLeaseMs: number;
+  schedules: ScheduleSource;
 }): SchedulerRuntime {
   const { store, clock, ids, owner, core, turns } = deps;
   return new SchedulerRuntime({
@@ -344,7 +359,7 @@ function createScheduler(deps: {
     controlPlane: turns.controlPlane,
     coreId: core.id,
     owner,
-    schedules: core.dir,
+    schedules: deps.schedules,
     startSession: async (spec) => {
       const { session } = await turns.sessions.resolve(
         { coreId: spec.coreId, channel: SCHEDULE_CHANNEL, conversationKey: spec.fireKey },
