@@ -50,6 +50,12 @@ export async function recordProposal(ctx: TaskContext, base: CoreFiles, proposed
   const sink = await openArtifactFile(path);
   await sink.write(Buffer.from(`${unifiedDiff(base, proposed).join('\n')}\n`));
   const { bytes, sha256 } = await sink.close();
-  await ctx.facts.artifactRecorded({ artifactId: `${ctx.task.taskId}:proposal`, name: 'proposal.diff', path, bytes, sha256 });
+  await ctx.facts.artifactRecorded({
+    artifactId: `${ctx.task.taskId}:proposal`,
+    name: 'proposal.diff',
+    path,
+    bytes,
+    sha256,
+  });
   return path;
 }

@@ -129,7 +129,7 @@ describe('evolve:<core> is one durable claim across hosts sharing a store (real 
     expect(readdirSync(join(home, 'core-store', 'evolve'))).toEqual([]);
   }, 240_000);
 
-  it("a claim whose host was SIGKILLed expires with it: the next host settles that task and takes the scope", async () => {
+  it('a claim whose host was SIGKILLed expires with it: the next host settles that task and takes the scope', async () => {
     const { json, home, a, taskA, base } = await hostAHoldingTheScope();
     a.child.kill('SIGKILL');
     await a.exited;

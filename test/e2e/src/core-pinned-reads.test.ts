@@ -19,7 +19,10 @@ function addExtraInputSlot(core: string): void {
   writeFileSync(join(core, 'input', 'extra', 'slot.yaml'), 'entrypoint: module.mjs\n');
   writeFileSync(join(core, 'input', 'extra', 'module.mjs'), 'export default async function extra() {}\n');
   const pipelines = join(core, 'pipelines.yaml');
-  writeFileSync(pipelines, readFileSync(pipelines, 'utf8').replace('serial: [base_input]', 'serial: [base_input, extra]'));
+  writeFileSync(
+    pipelines,
+    readFileSync(pipelines, 'utf8').replace('serial: [base_input]', 'serial: [base_input, extra]'),
+  );
 }
 
 const schedule = (core: string, id: string) => {

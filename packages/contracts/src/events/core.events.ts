@@ -9,11 +9,12 @@ export type CoreRevision = z.infer<typeof CoreRevision>;
 /** The stream of a core's revisions: `core:<coreId>` (stream type `core`). */
 export const coreStreamId = (coreId: string): string => `core:${coreId}`;
 
-/** A core's revision history began: recorded once, in the same commit as its first revision. */
+/** A core's revision history began: recorded once, in the commit of its first revision (or first evolve claim). */
 export const CoreRegistered = defineEvent({
   type: 'core.registered',
   schemaVersion: 1,
-  description: "An Agent Core's revision history began (committed with its first core.revision_saved).",
+  description:
+    "An Agent Core's revision history began (committed with its first core.revision_saved, or with the first core.evolve_claimed of an unversioned core).",
   data: z.object({ coreId: z.string().min(1) }),
 });
 
@@ -67,7 +68,8 @@ export const CoreEvolveClaimed = defineEvent({
 export const CoreEvolveReleased = defineEvent({
   type: 'core.evolve_released',
   schemaVersion: 1,
-  description: 'An evolve task gave back the write scope evolve:<core>: its revision was saved, or it ended without one.',
+  description:
+    'An evolve task gave back the write scope evolve:<core>: its revision was saved, or it ended without one.',
   data: z.object({
     coreId: z.string().min(1),
     taskId: TaskId,

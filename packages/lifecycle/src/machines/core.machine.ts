@@ -16,12 +16,17 @@ export const coreMachine = setup({
   initial: 'none',
   states: {
     none: {
-      description: 'No revision recorded: a host runs the working copy (an evolve may claim and release its scope).',
-      on: { 'core.registered': 'registered', 'core.evolve_claimed': 'none', 'core.evolve_released': 'none' },
+      description: 'No revision recorded: a host runs the working copy.',
+      on: { 'core.registered': 'registered' },
     },
     registered: {
-      description: 'The history began; its first revision is recorded in the same commit.',
-      on: { 'core.revision_saved': 'versioned' },
+      description:
+        'The history began, with its first revision in the same commit, or with the claim of an evolve of the unversioned working copy (a host runs it until a revision is recorded).',
+      on: {
+        'core.revision_saved': 'versioned',
+        'core.evolve_claimed': 'registered',
+        'core.evolve_released': 'registered',
+      },
     },
     versioned: {
       description:

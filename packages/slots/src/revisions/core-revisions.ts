@@ -90,6 +90,7 @@ export class CoreRevisions {
           streamId: coreStreamId(this.coreId),
           expectedVersion: input.after.version === 0 ? 'no_stream' : input.after.version,
           events: [
+            ...(input.after.registered ? [] : [{ type: 'core.registered', data: { coreId: this.coreId } }]),
             {
               type: 'core.evolve_claimed',
               data: {

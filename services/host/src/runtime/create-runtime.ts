@@ -11,7 +11,7 @@ import {
 import type { DamagedStoreError } from '@demiurge/event-store';
 import type { McpServers } from '@demiurge/mcp';
 import type { ModelProvider } from '@demiurge/providers';
-import { loadSchedules, type ScheduleSource, SchedulerRuntime } from '@demiurge/scheduler';
+import { loadSchedules, SchedulerRuntime, type ScheduleSource } from '@demiurge/scheduler';
 import { type AgentCore, BackgroundWorkRuntime, loadCore } from '@demiurge/slots';
 import { createTurnRuntime, type TurnRuntime } from '@demiurge/turn-engine';
 import { RuntimeTaskWorker, type TaskHandler, terminalExecHandler } from '@demiurge/workers';
