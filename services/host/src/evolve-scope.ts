@@ -32,20 +32,22 @@ export async function claimEvolveScope(deps: EvolveScopeDeps, ctx: TaskContext):
   const coreId = deps.source.workingCopy.id;
   const scope = evolveScope(coreId);
   const { taskId } = ctx.task;
+  // The expired claim this one replaces: kept across attempts, since settling its task releases it meanwhile.
+  let supersedes: (EvolveClaim & { why: string }) | undefined;
   for (let attempt = 0; ; attempt++) {
     const state = await deps.source.revisions.state();
     const held = state.claim && state.claim.taskId !== taskId ? state.claim : undefined;
-    let why: string | undefined;
     if (held) {
-      why = await claimExpired(deps, held);
+      const why = await claimExpired(deps, held);
       if (why === undefined) throw new ExclusiveScopeBusyError(taskId, scope, held.taskId, scope);
+      supersedes = { ...held, why };
     }
     try {
       await deps.source.revisions.claimEvolve({
         taskId,
         host: ctx.host,
         after: state,
-        ...(held && why ? { supersedes: { ...held, why } } : {}),
+        ...(supersedes ? { supersedes } : {}),
         also: [await ctx.startStream()],
         actor: EVOLVE_SCOPE_ACTOR,
       });

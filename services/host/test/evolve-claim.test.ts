@@ -1,5 +1,5 @@
 import { cpSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { IdPrefix } from '@demiurge/contracts';
 import { StreamVersionConflictError } from '@demiurge/event-store';
@@ -61,6 +61,45 @@ describe('the evolve:<core> claim on the core stream (a real SQLite file)', () =
     ]);
     expect(stream[2]?.recordedAt).toBe(stream[3]?.recordedAt); // the revision and the release: one commit
   });
+
+  it('a claim whose host is gone expires: the next evolve settles that task and records whom it supersedes', async () => {
+    const revisions = app.coreSource.revisions;
+    const dead = `host:${hostname()}:99999999:1`; // no such process
+    const session = await app.runtime.sessions.create({ title: 't', coreId: 'default' });
+    const submit = (goal: string) =>
+      app.runtime.controlPlane.submitTask({
+        sessionId: session.sessionId,
+        kind: 'evolver.run',
+        title: goal,
+        input: { goal },
+      });
+    const first = await submit('left by a dead host');
+    const ref1 = { sessionId: session.sessionId, taskId: first.taskId };
+    await app.runtime.controlPlane.startTask(ref1, dead);
+    await revisions.claimEvolve({ taskId: first.taskId, host: dead, after: await revisions.state(), also: [], actor });
+
+    const second = await submit('change nothing');
+    const ref2 = { sessionId: session.sessionId, taskId: second.taskId };
+    expect((await app.worker.start(ref2)).status).toBe('active');
+    const done = await app.worker.wait(ref2, 60_000);
+    expect(done.status).toBe('completed');
+    expect(done.summary).toMatch(/^no change to the core: /);
+    const orphan = await app.worker.getTask(ref1);
+    expect(orphan.status).toBe('cancelled');
+    expect(orphan.cancelReason).toContain(`its host ${dead} is gone`);
+    const scope = (await app.store.readStream('core:default')).filter((e) => e.type.startsWith('core.evolve_'));
+    expect(scope.map((e) => [e.type, (e.data as { taskId: string }).taskId])).toEqual([
+      ['core.evolve_claimed', first.taskId],
+      ['core.evolve_released', first.taskId],
+      ['core.evolve_claimed', second.taskId],
+      ['core.evolve_released', second.taskId],
+    ]);
+    expect(scope[2]?.data).toMatchObject({
+      host: app.owner,
+      supersedes: { taskId: first.taskId, host: dead, why: `its host ${dead} is gone` },
+    });
+    expect(scope[3]?.data).toMatchObject({ outcome: 'unchanged' });
+  }, 90_000);
 
   it('sweeps the working copies of settled or unknown tasks at start, and keeps those of unfinished ones', async () => {
     const session = await app.runtime.sessions.create({ title: 't', coreId: 'default' });
