@@ -67,17 +67,25 @@ export function createEvolverRunHandler(deps: {
       const input = taskKindInputs['evolver.run'].parse(ctx.task.input) as { goal: string };
       await claimEvolveScope(deps, ctx);
       const workDir = evolveWorkingCopy(deps.home, ctx.task.taskId);
-      const base = await deps.source.currentEntry();
-      const baseFiles: CoreFiles = base
-        ? await deps.source.snapshots.files(base.revision)
-        : await readCoreFiles(deps.source.workingCopy.dir);
-      await discardEvolveCopy(deps.home, ctx.task.taskId);
-      await writeFiles(workDir, baseFiles);
-      const parent = await deps.sessions.get(ctx.task.sessionId);
-      const child = await deps.sessions.create({
-        title: `evolve: ${input.goal.slice(0, 60)}`,
-        coreId,
-        parent: { sessionId: parent.sessionId, taskId: ctx.task.taskId, depth: (parent.parent?.depth ?? 0) + 1 },
+      const prepared = (async () => {
+        const base = await deps.source.currentEntry();
+        const baseFiles: CoreFiles = base
+          ? await deps.source.snapshots.files(base.revision)
+          : await readCoreFiles(deps.source.workingCopy.dir);
+        await discardEvolveCopy(deps.home, ctx.task.taskId);
+        await writeFiles(workDir, baseFiles);
+        const parent = await deps.sessions.get(ctx.task.sessionId);
+        const child = await deps.sessions.create({
+          title: `evolve: ${input.goal.slice(0, 60)}`,
+          coreId,
+          parent: { sessionId: parent.sessionId, taskId: ctx.task.taskId, depth: (parent.parent?.depth ?? 0) + 1 },
+        });
+        return { base, baseFiles, parent, child };
+      })();
+      // Started but unable to begin (the task then fails `start_failed`): the scope is given back first.
+      const { base, baseFiles, parent, child } = await prepared.catch(async (error: unknown) => {
+        await release(ctx.task.taskId, 'failed').catch(() => undefined); // else it expires with the task's ending
+        throw error;
       });
       const runId = deps.ids.next(IdPrefix.run);
       const { admitted, outcome } = deps.engine().startTurn({
@@ -124,7 +132,8 @@ export function createEvolverRunHandler(deps: {
           error: { code: 'child_failed', message: err.message },
         }),
       );
-      // Whatever the ending, the scope is given back (a saved revision released it in its own commit).
+      // Whatever the ending, the scope is given back (a saved revision released it in its own commit). A release
+      // that fails is not lost: the claim expires anyway once the task's ending is committed.
       const finished = ended.then(async (result) => {
         if (result.status !== 'completed') await release(ctx.task.taskId, result.status).catch(() => undefined);
         return result;
