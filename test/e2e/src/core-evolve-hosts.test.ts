@@ -86,7 +86,7 @@ const byType = (events: readonly LoggedEvent[], type: string) => events.filter((
 
 describe('evolve:<core> is one durable claim across hosts sharing a store (real CLI processes)', () => {
   it('a second host waits for the first evolve to give the scope back, then saves on top of its revision', async () => {
-    const { json, home, hold, base, a, taskA } = await hostAHoldingTheScope();
+    const { cli, json, home, hold, base, a, taskA } = await hostAHoldingTheScope();
     // Host B: another `core evolve` process on the same SQLite file while A holds evolve:default.
     const b = watchCli(['core', 'evolve', 'add a tag slot', '--json', '--home', home]);
     const waiting = await b.stderrMatch(
@@ -127,10 +127,12 @@ describe('evolve:<core> is one durable claim across hosts sharing a store (real 
     const at = (type: string, id: string) => events.find((e) => e.type === type && e.streamId === id)?.position;
     expect(at('task.started', taskB)).toBeGreaterThan(byType(events, 'core.evolve_released')[0]?.position ?? 0);
     expect(readdirSync(join(home, 'core-store', 'evolve'))).toEqual([]);
+    const verified = await cli('verify'); // the core stream's claims and releases follow the core machine
+    expect(verified.code, verified.stdout + verified.stderr).toBe(0);
   }, 240_000);
 
   it('a claim whose host was SIGKILLed expires with it: the next host settles that task and takes the scope', async () => {
-    const { json, home, a, taskA, base } = await hostAHoldingTheScope();
+    const { cli, json, home, a, taskA, base } = await hostAHoldingTheScope();
     a.child.kill('SIGKILL');
     await a.exited;
     expect(existsSync(join(home, 'core-store', 'evolve', taskA))).toBe(true); // what the crash left
@@ -148,5 +150,6 @@ describe('evolve:<core> is one durable claim across hosts sharing a store (real 
     ]);
     const claims = byType(await eventsOf(home), 'core.evolve_claimed').map((e) => e.data.taskId);
     expect(claims).toEqual([taskA, taskB]);
+    expect((await cli('verify')).code).toBe(0);
   }, 240_000);
 });
