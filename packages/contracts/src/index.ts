@@ -37,6 +37,8 @@ export {
   approvalEvents,
 } from './events/approval.events.js';
 export {
+  CoreEvolveClaimed,
+  CoreEvolveReleased,
   CoreRegistered,
   CoreRevision,
   CoreRevisionSaved,

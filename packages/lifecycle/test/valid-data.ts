@@ -50,6 +50,8 @@ const EXTRA: Readonly<Record<string, object>> = {
     reason: 'save',
     files: 3,
   },
+  'core.evolve_claimed': { coreId: 'default', taskId: 'tsk_01JD5Y7Q6N0000000000000001', host: 'host:h:1:1' },
+  'core.evolve_released': { coreId: 'default', taskId: 'tsk_01JD5Y7Q6N0000000000000001', outcome: 'saved' },
   'session.created': { title: 'A session', coreId: 'default' },
   'session.updated': { title: 'Renamed' },
   'session.archived': { reason: 'done' },

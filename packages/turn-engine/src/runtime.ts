@@ -20,6 +20,7 @@ import {
   createTaskTools,
   type DelegationLimits,
   shellTool,
+  type TaskToolsOptions,
   withBackgroundShell,
   workspaceTools,
 } from './tools/index.js';
@@ -45,8 +46,8 @@ export interface TurnRuntimeOptions
   readonly delegationLimits?: Partial<DelegationLimits>;
   /** The Agent Core this host runs: the only `core_id` `delegate_task` accepts. */
   readonly coreId?: string;
-  /** The slot ids a delegated child may select. */
-  readonly knownSlots?: { readonly input: readonly string[]; readonly output: readonly string[] };
+  /** The slot ids a delegated child may select (or a function reading them from the call's pinned revision). */
+  readonly knownSlots?: TaskToolsOptions['knownSlots'];
   readonly runLeaseMs?: number;
   /** The lease of durable work claims (deliveries, completion notices, schedule fires); default 30 s. */
   readonly workLeaseMs?: number;

@@ -2,6 +2,7 @@ import type { EventMeta } from '@demiurge/contracts';
 import type { RuntimeControlPlane, TaskRef } from '@demiurge/control-plane';
 import type { EventStore } from '@demiurge/event-store';
 import type { TaskView } from '@demiurge/projector-task-board';
+import { ExclusiveScopeBusyError } from './errors.js';
 import { createTaskFacts, type SealableTaskFacts } from './task-facts.js';
 import type { RunningTask, TaskContext, TaskHandler, TaskOutcome } from './task-handler.js';
 
@@ -51,6 +52,8 @@ export function startLive(options: StartLiveOptions): LiveTask {
       try {
         return { running: await handler.start({ ...options.context, task: options.view, ref, facts, startStream }) };
       } catch (error) {
+        // A scope held elsewhere refused its first commit: nothing was appended, the task stays created.
+        if (error instanceof ExclusiveScopeBusyError) throw error;
         // Its first commit started the task, or not: then start it here to fail it, unless another worker did.
         const view = await controlPlane.getTask(ref);
         if (view.status === 'created') await controlPlane.startTask(ref, host);

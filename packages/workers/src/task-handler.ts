@@ -88,7 +88,8 @@ export interface TaskHandler {
   /**
    * The handler commits `task.started` itself, in its first commit (`ctx.startStream`): `start` resolves only
    * once that commit is made, and gets the task as it was `created`. Otherwise the worker commits
-   * `task.started` before `start`.
+   * `task.started` before `start`. Such a `start` may throw `ExclusiveScopeBusyError` before its first commit
+   * (a scope it claims durably is held, e.g. by another host): the task stays `created`, `worker.start` throws it.
    */
   readonly startsTask?: boolean;
   /** Starts the task; rejects when it could not start (the worker then fails it with `start_failed`). */

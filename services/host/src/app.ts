@@ -20,6 +20,7 @@ import { COMPLETION_WAKE_EVENTS, type CompletionRound, CompletionTurns } from '.
 import type { HostConfig } from './config.js';
 import type { CoreSource } from './core-source.js';
 import { describeFailure } from './describe-failure.js';
+import { sweepEvolveCopies } from './evolve-copies.js';
 import { isHostAlive } from './host-identity.js';
 import { hostLoop, schedulerRound } from './host-loops.js';
 import type { Logger } from './logger.js';
@@ -338,6 +339,7 @@ export class DemiurgeApp {
       owner: this.owner,
     });
     await this.worker.recover();
+    await sweepEvolveCopies(this.home, this.store); // working copies of evolves settled meanwhile
     if (!resumeRuns) return;
     const now = new Date(this.clock.now()).toISOString();
     for (const run of await this.liveRuns()) {
@@ -377,7 +379,8 @@ export class DemiurgeApp {
     dispatcher.start();
     this.loops.push(dispatcher);
     this.dispatcherLoop = dispatcher;
-    this.loops.push(this.every(250, () => this.worker.runSubmitted(), 'tasks', ['task.submitted']));
+    const taskWake = ['task.submitted', 'core.evolve_released']; // a scope given back: a waiting evolve may start
+    this.loops.push(this.every(250, () => this.worker.runSubmitted(), 'tasks', taskWake));
     this.loops.push(reportClaimStats(this.runtime.work.claimStats, logger));
     if (completionTurns) {
       this.loops.push(this.every(1_000, () => this.deliverCompletions(), 'completions', COMPLETION_WAKE_EVENTS));

@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { asDomainEvent } from '@demiurge/contracts';
 import type { EventStore } from '@demiurge/event-store';
 import {
   type AgentCore,
@@ -37,8 +38,10 @@ export class CoreSource {
   readonly revisions: CoreRevisions;
   readonly workingCopy: AgentCore;
   private readonly loaded = new Map<string, Promise<AgentCore>>();
+  private readonly store: EventStore;
 
   constructor(options: { store: EventStore; home: string; workingCopy: AgentCore }) {
+    this.store = options.store;
     this.workingCopy = options.workingCopy;
     this.snapshots = new CoreSnapshotStore(coreStoreDir(options.home));
     this.revisions = new CoreRevisions({
@@ -76,6 +79,18 @@ export class CoreSource {
       loading.catch(() => this.loaded.delete(revision));
     }
     return loading;
+  }
+
+  /**
+   * The core a turn runs with: the revision its `turn.started` pinned (no revision pinned: the working copy
+   * as loaded at start; a turn recorded before pins: the current revision). What a tool of the turn reads of
+   * the core (e.g. `delegate_task`'s slot ids) comes from here, never from the working copy edited meanwhile.
+   */
+  async ofTurn(turnId: string): Promise<AgentCore> {
+    const [first] = await this.store.readStream(turnId, { limit: 1 });
+    const started = first ? asDomainEvent(first) : undefined;
+    const pin = started?.type === 'turn.started' ? started.data.core : undefined;
+    return pin ? this.at(pin.revision) : (await this.current()).core;
   }
 
   /** Throws {@link PinnedRevisionGoneError} when a turn pinned to `revision` cannot run on it any more. */

@@ -111,7 +111,7 @@ export function createOperatorBackend(app: DemiurgeApp, options: GatewayOptions 
         core: await app.coreSource.status(),
         work: await runtime.host.status(),
         live_runs: live.map((r) => ({ run_id: r.runId, session_id: r.sessionId, status: r.status, owner: r.owner })),
-        schedules: await scheduleOverview(app.store, app.coreDir, app.clock.now()),
+        schedules: await scheduleOverview(app.store, (await app.coreSource.current()).core.dir, app.clock.now()),
         open_approvals: (await runtime.approvals.listOpen()).map((a) => ({
           approval_id: a.approvalId,
           session_id: a.sessionId,

@@ -30,7 +30,14 @@ export { CoreSource, coreStoreDir, type ResolvedCore } from './core-source.js';
 export { DEFAULT_HTTP_ADDR, HttpAddressError, HttpListenError, parseHttpAddress } from './dashboard/address.js';
 export { type DashboardServer, serveDashboard, TOKEN_COOKIE } from './dashboard/dashboard-server.js';
 export { describeFailure } from './describe-failure.js';
-export { createEvolverRunHandler, EVOLVE_TOOLS, evolveScope, evolveWorkingCopy } from './evolver-run.js';
+export {
+  createEvolverRunHandler,
+  discardEvolveCopy,
+  EVOLVE_TOOLS,
+  evolveScope,
+  evolveWorkingCopy,
+  sweepEvolveCopies,
+} from './evolver-run.js';
 export {
   createOperatorBackend,
   type GatewayOptions,

@@ -1,3 +1,5 @@
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { spawnDemiurge } from './cli.js';
 import { assistantTexts, coreHome, eventsOf, turnPins } from './core-home.js';
@@ -46,6 +48,13 @@ describe('evolver.run: a child agent changes the core, saved only if its check p
     expect(broken.stderr).toMatch(/failed: check_failed: the proposed core failed its check, nothing was saved/);
     expect(broken.stderr).toContain('slot base_output');
     expect((await json<VersionsJson>('core', 'versions')).revisions).toHaveLength(1);
+    // What failed is recorded (the problems, the proposal as the task's artifact), then its working copy goes.
+    const brokenId = /evolve (tsk_\w+) failed/.exec(broken.stderr)?.[1] as string;
+    const proposal = /the proposal is kept as (\S+proposal\.diff)/.exec(broken.stderr)?.[1] as string;
+    expect(readFileSync(proposal, 'utf8')).toContain('output/base_output/module.ts');
+    expect(existsSync(join(home, 'core-store', 'evolve', brokenId))).toBe(false);
+    // A copy a killed host left behind for a settled task is removed at the next host start.
+    mkdirSync(join(home, 'core-store', 'evolve', brokenId, 'output'), { recursive: true });
 
     const evolved = await json<TaskJson>('core', 'evolve', 'add a shout slot');
     expect(evolved.status).toBe('completed');
@@ -57,6 +66,7 @@ describe('evolver.run: a child agent changes the core, saved only if its check p
     expect((await json<{ clean: boolean }>('core', 'status')).clean).toBe(false);
 
     expect((await cli('run', 'next')).code).toBe(0);
+    expect(existsSync(join(home, 'core-store', 'evolve', brokenId))).toBe(false);
     const rolled = await cli('core', 'rollback', base.slice(0, 8));
     expect(rolled.stdout).toContain('rolled back');
     expect((await cli('run', 'after')).code).toBe(0);

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { coreHome, EVOLVE_SCRIPT, eventsOf } from './core-home.js';
-import { INIT, rawGateway, request, type ServeProcess, startServe } from './serve-process.js';
+import { startDashboard } from './dashboard-host.js';
+import { INIT, rawGateway, request, type ServeProcess } from './serve-process.js';
 
 let h: ReturnType<typeof coreHome> | undefined;
 let serve: ServeProcess | undefined;
@@ -15,7 +16,7 @@ const HANDSHAKE = { protocol_version: 1, build_stamp: 'demiurge-operator-v1' };
 const mentions = (text: string) => (f: Record<string, unknown>) => JSON.stringify(f).includes(text);
 
 describe('/evolve and /rollback through the operator protocol; plan mode treats evolve as a write', () => {
-  it('a session connection evolves and rolls back the core; plan mode denies both; operator.status shows the revision', async () => {
+  it('a session connection evolves and rolls back the core; plan mode denies both; operator.status and the dashboard show the revision', async () => {
     h = coreHome([
       { match: 'please evolve', tool_calls: [{ name: 'evolve_core', arguments: { goal: 'add a shout slot' } }] },
       { match: 'please evolve', content: 'I could not' },
@@ -32,7 +33,10 @@ describe('/evolve and /rollback through the operator protocol; plan mode treats 
     expect(denied?.data.reason).toMatch(/^plan mode denies write\.file effects: evolve_core was not run/);
     expect((await eventsOf(home)).some((e) => e.type === 'task.submitted')).toBe(false);
 
-    serve = await startServe(home, workspace);
+    const dashboard = await startDashboard(home, workspace);
+    serve = dashboard;
+    const page = async () => (await (await dashboard.api('/')).text()).replace(/<[^>]+>/g, '');
+    expect(await page()).toContain(`core default revision #1 ${base.slice(0, 12)}`);
     const gw = await rawGateway(serve.socket);
     gw.write(request(1, 'operator.initialize', HANDSHAKE));
     await gw.take((f) => f.id === 1);
@@ -69,6 +73,7 @@ describe('/evolve and /rollback through the operator protocol; plan mode treats 
     await gw.take(mentions('rolled back: revision #3'));
     status.write(request(3, 'operator.status'));
     expect(((await status.take((f) => f.id === 3)).result as { core: { revision: string } }).core.revision).toBe(base);
+    expect(await page()).toContain(`core default revision #3 ${base.slice(0, 12)}`);
     gw.write(request(7, 'operator.command', { text: '/versions' }));
     await gw.take(mentions('#3'));
     gw.close();

@@ -9,11 +9,12 @@ export type CoreRevision = z.infer<typeof CoreRevision>;
 /** The stream of a core's revisions: `core:<coreId>` (stream type `core`). */
 export const coreStreamId = (coreId: string): string => `core:${coreId}`;
 
-/** A core's revision history began: recorded once, in the same commit as its first revision. */
+/** A core's revision history began: recorded once, in the commit of its first revision (or first evolve claim). */
 export const CoreRegistered = defineEvent({
   type: 'core.registered',
   schemaVersion: 1,
-  description: "An Agent Core's revision history began (committed with its first core.revision_saved).",
+  description:
+    "An Agent Core's revision history began (committed with its first core.revision_saved, or with the first core.evolve_claimed of an unversioned core).",
   data: z.object({ coreId: z.string().min(1) }),
 });
 
@@ -42,6 +43,41 @@ export const CoreRevisionSaved = defineEvent({
   }),
 });
 
+/**
+ * An `evolver.run` task took the exclusive write scope `evolve:<coreId>` (committed with its `task.started`, at
+ * the core stream's version its host read: two hosts cannot both claim). The claim holds until the task ends
+ * (`core.evolve_released`, or its terminal event) or its host is gone; a later claim that finds it so records
+ * whom it `supersedes`. Only the holder may record the evolve's revision.
+ */
+export const CoreEvolveClaimed = defineEvent({
+  type: 'core.evolve_claimed',
+  schemaVersion: 1,
+  description:
+    'An evolve task took the exclusive write scope evolve:<core> (with its task.started); it holds it until the task ends or its host is gone.',
+  data: z.object({
+    coreId: z.string().min(1),
+    taskId: TaskId,
+    /** The host running the task (its identity, as `task.started` records the worker). */
+    host: z.string().min(1),
+    /** The earlier holder whose claim had expired (its task ended, or its host is gone) without a release. */
+    supersedes: z.object({ taskId: TaskId, host: z.string().min(1), why: z.string().min(1) }).optional(),
+  }),
+});
+
+/** An evolve task gave its `evolve:<core>` scope back (with its revision when it saved one, else when it ended). */
+export const CoreEvolveReleased = defineEvent({
+  type: 'core.evolve_released',
+  schemaVersion: 1,
+  description:
+    'An evolve task gave back the write scope evolve:<core>: its revision was saved, or it ended without one.',
+  data: z.object({
+    coreId: z.string().min(1),
+    taskId: TaskId,
+    /** `saved` (with the revision in the same commit), `failed`, `cancelled` or `unchanged`. */
+    outcome: z.enum(['saved', 'failed', 'cancelled', 'unchanged']),
+  }),
+});
+
 /** What a turn runs with, recorded on `turn.started` (its pin): the core revision, its slots and the tools. */
 export const TurnCoreCapabilities = z.object({
   coreId: z.string().min(1),
@@ -54,4 +90,4 @@ export const TurnCoreCapabilities = z.object({
 });
 export type TurnCoreCapabilities = z.infer<typeof TurnCoreCapabilities>;
 
-export const coreEvents = [CoreRegistered, CoreRevisionSaved] as const;
+export const coreEvents = [CoreRegistered, CoreRevisionSaved, CoreEvolveClaimed, CoreEvolveReleased] as const;

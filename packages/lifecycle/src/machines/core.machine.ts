@@ -20,12 +20,22 @@ export const coreMachine = setup({
       on: { 'core.registered': 'registered' },
     },
     registered: {
-      description: 'The history began; its first revision is recorded in the same commit.',
-      on: { 'core.revision_saved': 'versioned' },
+      description:
+        'The history began, with its first revision in the same commit, or with the claim of an evolve of the unversioned working copy (a host runs it until a revision is recorded).',
+      on: {
+        'core.revision_saved': 'versioned',
+        'core.evolve_claimed': 'registered',
+        'core.evolve_released': 'registered',
+      },
     },
     versioned: {
-      description: 'The last recorded revision is current; another one may follow.',
-      on: { 'core.revision_saved': 'versioned' },
+      description:
+        'The last recorded revision is current; another one may follow. An evolve claims the scope evolve:<core> and releases it.',
+      on: {
+        'core.revision_saved': 'versioned',
+        'core.evolve_claimed': 'versioned',
+        'core.evolve_released': 'versioned',
+      },
     },
   },
 });
@@ -43,6 +53,7 @@ export const coreLifecycle = defineLifecycle({
   invariants: [
     'A revision is current from the event that records it; its snapshot was written before the event.',
     "Each revision's parent is the revision current before it (a rollback records an older snapshot again, as a new revision).",
+    'At most one evolve task holds evolve:<core>: a claim is appended at the stream version its host read, and supersedes only a claim whose task ended or whose host is gone.',
   ],
   machine: coreMachine,
   vocabulary: coreEvents,

@@ -4,6 +4,7 @@ export { type SlotVersion, slotVersions } from './core-pin.js';
 export {
   CORE_STREAM_TYPE,
   CoreRevisions,
+  type EvolveReleaseOutcome,
   type RecordRevision,
   type RevisionEntry,
 } from './core-revisions.js';
@@ -15,4 +16,10 @@ export {
   revisionOf,
   writeFiles,
 } from './core-snapshot.js';
-export { CoreCheckFailedError, PinnedRevisionGoneError, UnknownRevisionError } from './revision-errors.js';
+export { type CoreStreamState, coreStreamState, type EvolveClaim } from './evolve-claim.js';
+export {
+  CoreCheckFailedError,
+  EvolveClaimLostError,
+  PinnedRevisionGoneError,
+  UnknownRevisionError,
+} from './revision-errors.js';

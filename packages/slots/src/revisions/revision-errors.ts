@@ -43,3 +43,21 @@ export class CoreCheckFailedError extends DemiurgeError {
     super(`the core check failed, nothing was saved (${dir}): ${problems.join('; ')}`);
   }
 }
+
+/**
+ * An evolve task that no longer holds its core's write scope `evolve:<core>` tried to record a revision (its
+ * claim expired and another evolve took it over): nothing was recorded.
+ */
+export class EvolveClaimLostError extends DemiurgeError {
+  override readonly name = 'EvolveClaimLostError';
+  readonly code = ErrorCode.StaleClaim;
+  constructor(
+    readonly coreId: string,
+    readonly taskId: string,
+    readonly heldBy: string | undefined,
+  ) {
+    super(
+      `task ${taskId} no longer holds the write scope evolve:${coreId} (${heldBy ? `task ${heldBy} holds it` : 'nobody holds it'}); nothing was saved`,
+    );
+  }
+}

@@ -37,6 +37,7 @@ export {
   DEFAULT_DELEGATION_LIMITS,
   DelegateTaskInput,
   type DelegationLimits,
+  type KnownSlots,
   modelView,
   operatorView,
   TaskToolError,

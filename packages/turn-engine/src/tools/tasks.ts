@@ -36,12 +36,21 @@ export interface TaskToolsOptions {
   /** Cancels through the task worker (single-flight process cleanup) when the host runs one. */
   readonly cancelTask?: (ref: { sessionId: string; taskId: string }, reason: string) => Promise<unknown>;
   readonly limits?: Partial<DelegationLimits>;
-  /** The slot ids a child may select (from the core's pipelines); absent: any id is refused but the defaults. */
-  readonly knownSlots?: { readonly input: readonly string[]; readonly output: readonly string[] };
+  /**
+   * The slot ids a child may select (from the core's pipelines), or a function of the delegating call that
+   * reads them from the core revision its turn is pinned to; absent: any id is refused but the defaults.
+   */
+  readonly knownSlots?: KnownSlots | ((ctx: ToolContext) => Promise<KnownSlots>);
   /** The tool names a child may select. */
   readonly knownTools: () => readonly string[];
   /** The Agent Core this host runs: the only `core_id` a delegation may name (absent: any id is passed on). */
   readonly coreId?: string;
+}
+
+/** The input and output slot ids of a core's pipelines, which `delegate_task` may select. */
+export interface KnownSlots {
+  readonly input: readonly string[];
+  readonly output: readonly string[];
 }
 
 /** A delegation or task tool refused its input; the model reads the message. */
@@ -159,9 +168,10 @@ export function createTaskTools(options: TaskToolsOptions): ToolDefinition[] {
         if (unknown.length > 0)
           throw new TaskToolError(`unknown tools ${unknown.join(', ')}; tools: ${known.join(', ')}`);
       }
+      const slots = typeof options.knownSlots === 'function' ? await options.knownSlots(ctx) : options.knownSlots;
       for (const phase of ['input', 'output'] as const) {
         const selected = input[`${phase}_slots`];
-        const known = options.knownSlots?.[phase] ?? [`base_${phase}`];
+        const known = slots?.[phase] ?? [`base_${phase}`];
         if (selected === 'all') continue;
         const unknown = selected.filter((s) => !known.includes(s));
         if (unknown.length > 0) {

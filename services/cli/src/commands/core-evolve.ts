@@ -4,6 +4,7 @@ import { DemiurgeApp } from '@demiurge/host';
 import { operatorSocketPath } from '@demiurge/operator';
 import { type TaskView, taskBoardReader } from '@demiurge/projector-task-board';
 import { SessionRuntime } from '@demiurge/sessions';
+import { ExclusiveScopeBusyError } from '@demiurge/workers';
 import { ExitCode } from '../cli-errors.js';
 import { resolveHome } from '../home.js';
 import type { CommandIo } from '../io.js';
@@ -56,10 +57,28 @@ export async function coreEvolve(goal: string, o: CoreEvolveOptions, io: Command
       cliUser(),
     );
     const ref = { sessionId: session.sessionId, taskId: task.taskId };
-    await app.worker.start(ref);
+    await startWhenFree(app, ref, io);
     return report(await app.worker.wait(ref, 24 * 3600_000), o, io);
   } finally {
     await app.close();
+  }
+}
+
+/**
+ * Starts the task once no other evolve of the core holds `evolve:<core>` (another process may run one on this
+ * home): it waits, saying so once, instead of failing.
+ */
+async function startWhenFree(app: DemiurgeApp, ref: { sessionId: string; taskId: string }, io: CommandIo) {
+  let told = false;
+  for (;;) {
+    try {
+      return await app.worker.start(ref);
+    } catch (error) {
+      if (!(error instanceof ExclusiveScopeBusyError)) throw error;
+      if (!told) io.err(`demiurge: waiting: ${error.message}`);
+      told = true;
+      await new Promise((r) => setTimeout(r, 250));
+    }
   }
 }
 

@@ -4,6 +4,8 @@ import type { OperatorStatus } from '@demiurge/control-plane';
 import type { EventStore } from '@demiurge/event-store';
 import type { StoreFileReport } from '@demiurge/event-store-sqlite';
 import {
+  CoreSnapshotStore,
+  coreStoreDir,
   DEFAULT_CORE_DIR,
   describeStore,
   type HostConfig,
@@ -109,6 +111,8 @@ export async function statusCommand(paths: HomePaths, options: { json: boolean }
     // wiring the runtimes a read does not need.
     const operator = await operatorStatusReader(store).status();
     const active = sessions.filter((s) => s.status === 'active').length;
+    const coreDir = config.core ?? DEFAULT_CORE_DIR;
+    const core = await currentCore(store, coreDir);
     report = {
       home: paths.home,
       database: describeStore(store),
@@ -126,7 +130,7 @@ export async function statusCommand(paths: HomePaths, options: { json: boolean }
         model: config.provider.model ?? null,
         core: config.core ?? null,
       },
-      core: await currentCore(store, config.core ?? DEFAULT_CORE_DIR),
+      core,
       sessions: { active, archived: sessions.length - active, total: sessions.length },
       runs: { live },
       approvals: { open },
@@ -137,7 +141,7 @@ export async function statusCommand(paths: HomePaths, options: { json: boolean }
       pendingCompletions: operator.pendingCompletions.length,
       needsOperator: operator.needsOperator,
       lastError: operator.lastError,
-      schedules: await scheduleOverview(store, config.core ?? DEFAULT_CORE_DIR, now),
+      schedules: await scheduleOverview(store, await schedulesDir(paths.home, coreDir, core), now),
       mcpServers: await mcpServerStatus(store),
     };
   } finally {
@@ -156,6 +160,12 @@ async function currentCore(store: EventStore, dir: string): Promise<StatusReport
   const last = saved.at(-1);
   if (last?.type !== 'core.revision_saved') return { id, revision: null, number: null };
   return { id, revision: last.data.revision, number: saved.length };
+}
+
+/** Where the schedules hosts tick are: the current revision's checkout (the working copy while there is none). */
+async function schedulesDir(home: string, dir: string, core: StatusReport['core']): Promise<string> {
+  if (!core?.revision) return dir;
+  return new CoreSnapshotStore(coreStoreDir(home)).checkout(core.revision).catch(() => dir);
 }
 
 export function renderStatus(r: StatusReport, now: number): string[] {

@@ -72,7 +72,10 @@ export function statusSection(s: Awaited2<DashboardReads['status']>, blocked: re
     'no schedules',
   );
   const scheduleErrors = s.schedules.errors.map((e) => `<p class="error">${esc(e)}</p>`).join('');
-  return `<p>host ${code(s.host.owner)} · provider ${esc(s.host.provider)} · head ${esc(s.head)}${s.host.closing ? ' · closing' : ''}</p>
+  const core = s.core
+    ? ` · core ${code(s.core.id)} ${s.core.revision ? `revision #${esc(s.core.number)} ${code(s.core.revision.slice(0, 12))}` : 'unversioned (its working copy runs)'}`
+    : '';
+  return `<p>host ${code(s.host.owner)} · provider ${esc(s.host.provider)}${core} · head ${esc(s.head)}${s.host.closing ? ' · closing' : ''}</p>
 <h2>Open approvals</h2>${approvals}<h2>Unknown sends and corrupt work</h2>${needs}<h2>Blocked tasks</h2>${blockedTable}
 <h2>Last error</h2>${last}<h2>Live runs</h2>${live}<h2>Schedules</h2>${schedules}${scheduleErrors}`;
 }

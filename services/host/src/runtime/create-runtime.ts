@@ -11,7 +11,7 @@ import {
 import type { DamagedStoreError } from '@demiurge/event-store';
 import type { McpServers } from '@demiurge/mcp';
 import type { ModelProvider } from '@demiurge/providers';
-import { SchedulerRuntime } from '@demiurge/scheduler';
+import { loadSchedules, SchedulerRuntime, type ScheduleSource } from '@demiurge/scheduler';
 import { type AgentCore, BackgroundWorkRuntime, loadCore } from '@demiurge/slots';
 import { createTurnRuntime, type TurnRuntime } from '@demiurge/turn-engine';
 import { RuntimeTaskWorker, type TaskHandler, terminalExecHandler } from '@demiurge/workers';
@@ -20,6 +20,7 @@ import { createAgentSpawnHandler } from '../agent-spawn.js';
 import { type ConfigOverrides, type HostConfig, loadConfig } from '../config.js';
 import { CoreSource } from '../core-source.js';
 import { describeFailure } from '../describe-failure.js';
+import { discardEvolveCopy } from '../evolve-copies.js';
 import { createEvolverRunHandler } from '../evolver-run.js';
 import { hostIdentity, isHostAlive } from '../host-identity.js';
 import { hostTaskKinds } from '../host-task-kinds.js';
@@ -151,9 +152,13 @@ export async function createRuntime(options: RuntimeOptions): Promise<HostRuntim
       evolveTool: true,
       delegationLimits: { maxDepth: core.limits.maxDelegationDepth },
       coreId: core.id,
-      knownSlots: {
-        input: [...core.pipelines.input.serial, ...core.pipelines.input.parallel],
-        output: [...core.pipelines.output.serial, ...core.pipelines.output.parallel],
+      // The slots of the core revision the delegating turn is pinned to (never the working copy edited since).
+      knownSlots: async (ctx) => {
+        const { pipelines } = await coreSource.ofTurn(ctx.turnId);
+        return {
+          input: [...pipelines.input.serial, ...pipelines.input.parallel],
+          output: [...pipelines.output.serial, ...pipelines.output.parallel],
+        };
       },
       cancelTask: (ref, reason) => (worker ? worker.cancel(ref, reason) : Promise.resolve()),
       hooks: {
@@ -223,6 +228,9 @@ export async function createRuntime(options: RuntimeOptions): Promise<HostRuntim
         }),
         'evolver.run': createEvolverRunHandler({
           store,
+          isHostAlive,
+          // A claim of evolve:<core> whose host is gone: its task is settled here (the worker's orphan cancel).
+          settleOrphan: (ref, reason) => worker!.cancel(ref, reason),
           sessions: turns.sessions,
           ids,
           engine: () => turns.engine,
@@ -232,7 +240,24 @@ export async function createRuntime(options: RuntimeOptions): Promise<HostRuntim
         }),
       }),
     } as ConstructorParameters<typeof RuntimeTaskWorker>[0]);
-    const scheduler = createScheduler({ store, clock, ids, owner, core, turns, workLeaseMs: config.leases.work_ms });
+    // An evolve's working copy goes once its task's ending (and what it proposed) is recorded.
+    worker.onCompletion((task) => {
+      if (task.kind !== 'evolver.run') return;
+      discardEvolveCopy(home, task.taskId).catch((error: unknown) =>
+        logger.error(describeFailure({ name: `removing the working copy of evolve ${task.taskId}`, error })),
+      );
+    });
+    const scheduler = createScheduler({
+      store,
+      clock,
+      ids,
+      owner,
+      core,
+      turns,
+      workLeaseMs: config.leases.work_ms,
+      // Each tick reads the schedules of the current revision (the working copy while there is none).
+      schedules: async () => loadSchedules((await coreSource.current()).core.dir),
+    });
     const pushes$ = new Subject<OperatorPush>();
     const operatorAdapter = createOperatorAdapter();
     operatorAdapter.attach((d) => {
@@ -322,6 +347,7 @@ function createScheduler(deps: {
   turns: TurnRuntime;
   /** The work lease (`leases.work_ms`): a fire's claim is renewed at a third of it while its turn runs. */
   workLeaseMs: number;
+  schedules: ScheduleSource;
 }): SchedulerRuntime {
   const { store, clock, ids, owner, core, turns } = deps;
   return new SchedulerRuntime({
@@ -333,7 +359,7 @@ function createScheduler(deps: {
     controlPlane: turns.controlPlane,
     coreId: core.id,
     owner,
-    schedules: core.dir,
+    schedules: deps.schedules,
     startSession: async (spec) => {
       const { session } = await turns.sessions.resolve(
         { coreId: spec.coreId, channel: SCHEDULE_CHANNEL, conversationKey: spec.fireKey },
