@@ -188,14 +188,20 @@ suite('the dashboard in a real browser (Chromium, playwright-core)', () => {
     const fill = await current
       .locator('rect')
       .first()
-      .evaluate((r) => getComputedStyle(r).fill);
+      .evaluate(
+        (r) => (globalThis as unknown as { getComputedStyle(e: unknown): { fill: string } }).getComputedStyle(r).fill,
+      );
     expect(fill).toBe('rgb(255, 233, 168)');
     const hot = (await diagram.locator('g.edge.hot text').allTextContents()).join(' ');
     for (const event of ['run.resumed', 'run.cancel_requested']) expect(hot).toContain(event);
     // Laid out apart: no two state boxes overlap on the page.
-    const boxes = await diagram
-      .locator('g.state')
-      .evaluateAll((gs) => gs.map((g) => (g as SVGGraphicsElement).getBoundingClientRect().toJSON() as DOMRect));
+    type Box = { left: number; right: number; top: number; bottom: number };
+    const boxes = await diagram.locator('g.state').evaluateAll((gs) =>
+      gs.map((g) => {
+        const { left, right, top, bottom } = (g as unknown as { getBoundingClientRect(): Box }).getBoundingClientRect();
+        return { left, right, top, bottom };
+      }),
+    );
     for (const [i, a] of boxes.entries()) {
       for (const b of boxes.slice(i + 1)) {
         const apart = a.right <= b.left || b.right <= a.left || a.bottom <= b.top || b.bottom <= a.top;
