@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { demiurge, tempHome } from './cli.js';
 import { attr, type OtlpReceiver, startOtlpReceiver } from './otlp-receiver.js';
+import { seedRuntime } from './seed.js';
 import { type ServeProcess, startServe, writeHostHome } from './serve-process.js';
 
 let home: ReturnType<typeof tempHome>;
@@ -60,5 +61,28 @@ describe('OpenTelemetry export (serve with OTEL_EXPORTER_OTLP_ENDPOINT)', () => 
     const events = await demiurge(['events', '--json', '--home', home.path]);
     expect(events.stdout).toContain('"turn.started"');
     expect(events.stdout).not.toContain('traceId');
+  }, 60_000);
+
+  it('exports metrics alone with OTEL_TRACES_EXPORTER=none: an interrupted send waiting for an operator is counted', async () => {
+    const otlp = await otlpReceiver();
+    writeHostHome(home.path);
+    // A store with a webhook send whose outcome is unknown (interrupted after the request went out).
+    await seedRuntime(home.path);
+    process.env.OTEL_EXPORTER_OTLP_ENDPOINT = otlp.url;
+    process.env.OTEL_TRACES_EXPORTER = 'none';
+    process.env.OTEL_METRIC_EXPORT_INTERVAL = '300';
+    host = await startServe(home.path);
+    const unknownSends = () =>
+      otlp.metrics
+        .filter((m) => m.name === 'demiurge.sends.unknown')
+        .at(-1)
+        ?.gauge?.dataPoints.map((p) => Number(p.asInt ?? p.asDouble));
+    await expect.poll(unknownSends, { timeout: 20_000 }).toEqual([1]);
+    expect(otlp.metrics.map((m) => m.name)).toContain('demiurge.queue.depth');
+    await host.stop();
+    host = undefined;
+    // Traces off: no span was sent, and no trace id was recorded in the log.
+    expect(otlp.spans).toEqual([]);
+    expect((await demiurge(['events', '--json', '--home', home.path])).stdout).not.toContain('traceId');
   }, 60_000);
 });

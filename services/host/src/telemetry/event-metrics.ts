@@ -15,7 +15,8 @@ const KEPT = 50_000;
  *   due again after a failure or an expired lease) to its claim, by `demiurge.kind`;
  * - `demiurge.work.unknown` (counter): sends (work) whose outcome became unknown, by `demiurge.kind`;
  * - `demiurge.queue.depth` (gauge): queued work items and tasks now, by `demiurge.aggregate`, `demiurge.kind`
- *   and `demiurge.status` (read when the metrics are collected).
+ *   and `demiurge.status`; `demiurge.sends.unknown` (gauge): sends whose outcome is unknown now, by
+ *   `demiurge.kind` (both read from the operator-status counts when the metrics are collected).
  */
 export class EventMetrics {
   private readonly turnDuration: Histogram;
@@ -38,22 +39,31 @@ export class EventMetrics {
     this.unknown = meter.createCounter('demiurge.work.unknown', {
       description: 'Sends whose outcome became unknown (an operator or a reconciler must resolve them)',
     });
-    meter
-      .createObservableGauge('demiurge.queue.depth', {
-        description: 'Queued work items (not yet claimed) and tasks (not yet started)',
-      })
-      .addCallback(async (result) => {
+    const queued = meter.createObservableGauge('demiurge.queue.depth', {
+      description: 'Queued work items (not yet claimed) and tasks (not yet started)',
+    });
+    const unknownNow = meter.createObservableGauge('demiurge.sends.unknown', {
+      description: 'Sends (work) whose outcome is unknown now, waiting for an operator or a reconciler',
+    });
+    // One read of the operator-status counts per collection serves both gauges.
+    meter.addBatchObservableCallback(
+      async (result) => {
         const { counts } = await operatorStatusReader(store).status();
         for (const [key, count] of Object.entries(counts)) {
-          const [aggregate, kind, status] = key.split('/');
+          const [aggregate, kind, status] = key.split('/') as [string, string, string | undefined];
+          if (aggregate === 'work' && status === 'unknown') {
+            result.observe(unknownNow, count, { 'demiurge.kind': kind });
+          }
           if (aggregate === 'delivery' || !status || !QUEUED.has(status)) continue;
-          result.observe(count, {
-            'demiurge.aggregate': aggregate!,
-            'demiurge.kind': kind!,
+          result.observe(queued, count, {
+            'demiurge.aggregate': aggregate,
+            'demiurge.kind': kind,
             'demiurge.status': status,
           });
         }
-      });
+      },
+      [queued, unknownNow],
+    );
   }
 
   /** Applies one committed event (in position order). */

@@ -118,6 +118,7 @@ describe('EventMetrics', () => {
         { id: 'work/delivery.send/queued', doc: 2 },
         { id: 'work/delivery.send/succeeded', doc: 5 },
         { id: 'task/terminal.exec/created', doc: 1 },
+        { id: 'work/delivery.send/unknown', doc: 3 },
       ],
       list: async () => [],
       get: async () => undefined,
@@ -152,6 +153,9 @@ describe('EventMetrics', () => {
     expect(metric('demiurge.queue.depth').dataPoints.map((p) => [p.attributes['demiurge.kind'], p.value])).toEqual([
       ['delivery.send', 2],
       ['terminal.exec', 1],
+    ]);
+    expect(metric('demiurge.sends.unknown').dataPoints.map((p) => [p.attributes['demiurge.kind'], p.value])).toEqual([
+      ['delivery.send', 3],
     ]);
     await meters.shutdown();
   });
