@@ -14,9 +14,9 @@ const KEPT = 50_000;
  * - `demiurge.work.claim_latency` (histogram, s): from when a work item became claimable (enqueued, due, or
  *   due again after a failure or an expired lease) to its claim, by `demiurge.kind`;
  * - `demiurge.work.unknown` (counter): sends (work) whose outcome became unknown, by `demiurge.kind`;
- * - `demiurge.queue.depth` (gauge): queued work items and tasks now, by `demiurge.aggregate`, `demiurge.kind`
- *   and `demiurge.status`; `demiurge.sends.unknown` (gauge): sends whose outcome is unknown now, by
- *   `demiurge.kind` (both read from the operator-status counts when the metrics are collected).
+ * - `demiurge.queue.depth` (gauge): queued work items and tasks now, by `demiurge.aggregate` (`work`, `task`);
+ *   `demiurge.sends.unknown` (gauge): sends whose outcome is unknown now (both read from the operator-status
+ *   counts when the metrics are collected, 0 included).
  */
 export class EventMetrics {
   private readonly turnDuration: Histogram;
@@ -45,22 +45,21 @@ export class EventMetrics {
     const unknownNow = meter.createObservableGauge('demiurge.sends.unknown', {
       description: 'Sends (work) whose outcome is unknown now, waiting for an operator or a reconciler',
     });
-    // One read of the operator-status counts per collection serves both gauges.
+    // One read of the operator-status counts per collection serves both gauges. Each total is observed also
+    // when it is 0, so an empty queue is a 0, not a gap.
     meter.addBatchObservableCallback(
       async (result) => {
         const { counts } = await operatorStatusReader(store).status();
+        const totals = { work: 0, task: 0, unknown: 0 };
         for (const [key, count] of Object.entries(counts)) {
-          const [aggregate, kind, status] = key.split('/') as [string, string, string | undefined];
-          if (aggregate === 'work' && status === 'unknown') {
-            result.observe(unknownNow, count, { 'demiurge.kind': kind });
-          }
-          if (aggregate === 'delivery' || !status || !QUEUED.has(status)) continue;
-          result.observe(queued, count, {
-            'demiurge.aggregate': aggregate,
-            'demiurge.kind': kind,
-            'demiurge.status': status,
-          });
+          const [aggregate, , status] = key.split('/');
+          if (aggregate === 'work' && status === 'unknown') totals.unknown += count;
+          if ((aggregate === 'work' || aggregate === 'task') && status && QUEUED.has(status))
+            totals[aggregate] += count;
         }
+        result.observe(queued, totals.work, { 'demiurge.aggregate': 'work' });
+        result.observe(queued, totals.task, { 'demiurge.aggregate': 'task' });
+        result.observe(unknownNow, totals.unknown);
       },
       [queued, unknownNow],
     );

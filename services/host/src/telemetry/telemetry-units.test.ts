@@ -150,13 +150,13 @@ describe('EventMetrics', () => {
       value: 1,
       attributes: { 'demiurge.kind': 'delivery.send' },
     });
-    expect(metric('demiurge.queue.depth').dataPoints.map((p) => [p.attributes['demiurge.kind'], p.value])).toEqual([
-      ['delivery.send', 2],
-      ['terminal.exec', 1],
-    ]);
-    expect(metric('demiurge.sends.unknown').dataPoints.map((p) => [p.attributes['demiurge.kind'], p.value])).toEqual([
-      ['delivery.send', 3],
-    ]);
+    expect(metric('demiurge.queue.depth').dataPoints.map((p) => [p.attributes['demiurge.aggregate'], p.value])).toEqual(
+      [
+        ['work', 2],
+        ['task', 1],
+      ],
+    );
+    expect(metric('demiurge.sends.unknown').dataPoints.map((p) => p.value)).toEqual([3]);
     await meters.shutdown();
   });
 });
