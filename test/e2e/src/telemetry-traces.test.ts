@@ -69,9 +69,10 @@ describe('OpenTelemetry: model requests, detached work, trace ids in the log, me
     // The tool call, and the detached work it caused, after the turn ended: the task, the reply's work claim
     // and its delivery are all children of the turn's span, in the turn's trace.
     expect(children('demiurge.tool_call').map((s) => attr(s, 'demiurge.tool'))).toEqual(['shell']);
-    expect(children('demiurge.task').map((s) => attr(s, 'demiurge.kind'))).toContain('terminal.exec');
-    expect(children('demiurge.work').map((s) => attr(s, 'demiurge.kind'))).toContain('delivery.send');
-    expect(children('demiurge.delivery')).toHaveLength(1);
+    const kinds = (name: string) => () => children(name).map((s) => attr(s, 'demiurge.kind'));
+    await expect.poll(kinds('demiurge.task'), { timeout: 20_000 }).toContain('terminal.exec');
+    await expect.poll(kinds('demiurge.work'), { timeout: 20_000 }).toContain('delivery.send');
+    await expect.poll(() => children('demiurge.delivery').length, { timeout: 20_000 }).toBe(1);
 
     // The log records the trace: `demiurge events` (JSON and text) and the dashboard's event log show it.
     const events = (await demiurge(['events', '--json', '--home', home.path])).stdout
