@@ -124,9 +124,16 @@ describe('createOpenAIProvider: streaming', () => {
 describe('createOpenAIProvider: retries', () => {
   it('retries a 500 twice, then streams the third answer', async () => {
     server.enqueue(reply.status(500), reply.status(503), reply.text('Recovered'));
-    const completion = await collectCompletion(provider().complete({ messages: hello, tools: [] }));
+    const retries: unknown[] = [];
+    const onRetry = (retry: unknown) => retries.push(retry);
+    const completion = await collectCompletion(provider().complete({ messages: hello, tools: [], onRetry }));
     expect(completion.content).toBe('Recovered');
     expect(server.requests).toHaveLength(3);
+    // The caller is told of each retry (the host counts them on its model request span).
+    expect(retries).toEqual([
+      { attempt: 1, reason: 'HTTP 500' },
+      { attempt: 2, reason: 'HTTP 503' },
+    ]);
   });
 
   it('gives up after maxRetries + 1 requests with provider_http, the status and the body', async () => {

@@ -81,7 +81,7 @@ class OpenAIProvider implements ModelProvider {
     try {
       if (call.aborted) throw cancelledError(PROVIDER, request.signal?.reason);
       const body = JSON.stringify(toOpenAIRequest(this.model, request.messages, request.tools));
-      const response = await this.send(body, call);
+      const response = await this.send(body, call, request.onRetry);
       yield* readCompletionStream(sseData(bodyBytes(response, call)), { provider: PROVIDER, url: this.url });
     } catch (error) {
       throw call.translate(error);
@@ -91,7 +91,7 @@ class OpenAIProvider implements ModelProvider {
   }
 
   /** Sends the request until a 2xx response arrives, retrying what may be retried. */
-  private async send(body: string, call: CallControl): Promise<Response> {
+  private async send(body: string, call: CallControl, onRetry?: CompletionRequest['onRetry']): Promise<Response> {
     for (let attempt = 1; ; attempt++) {
       call.arm('response');
       let response: Response;
@@ -110,6 +110,7 @@ class OpenAIProvider implements ModelProvider {
             cause: error,
           });
         }
+        onRetry?.({ attempt, reason: describeNetworkError(error) });
         await this.backoff(attempt, undefined, call);
         continue;
       }
@@ -124,6 +125,7 @@ class OpenAIProvider implements ModelProvider {
       call.disarm();
       const { status } = response;
       if (isRetryableStatus(status) && attempt <= this.maxRetries) {
+        onRetry?.({ attempt, reason: `HTTP ${status}` });
         await this.backoff(attempt, parseRetryAfter(response.headers), call);
         continue;
       }

@@ -55,6 +55,16 @@ export interface CompletionRequest {
    * adapters send it like any other, the fake provider answers it with a deterministic summary. Default `turn`.
    */
   readonly purpose?: 'turn' | 'compaction';
+  /**
+   * What the request is for (`turnId`, `runId`, `sessionId`, `stepId`), for observability (the host's model
+   * request spans); adapters do not send them.
+   */
+  readonly labels?: Readonly<Record<string, string>>;
+  /**
+   * Told before each retry of the request (`attempt` is the attempt that failed, 1-based; `reason` what failed),
+   * so a caller can count them; adapters that do not retry never call it.
+   */
+  readonly onRetry?: (retry: { readonly attempt: number; readonly reason: string }) => void;
 }
 
 /** The port between the turn engine and a model. Adapters must not retry a request once it streamed content. */

@@ -2,11 +2,16 @@ import type { RecordedEvent } from '@demiurge/contracts';
 import type { ProjectorCheckpoint } from '@demiurge/event-store';
 import type { CompactionView, SessionView, TranscriptEntry } from '@demiurge/projector-sessions';
 
-/** One log line: position, time, type, stream@version and the data, shortened. */
+/**
+ * One log line: position, time, type, stream@version, the trace id when the meta records one (a host with
+ * OpenTelemetry on: `trace=<id>` leads to the event's trace), and the data, shortened.
+ */
 export function renderEvent(event: RecordedEvent): string {
   const data = JSON.stringify(event.data);
   const shown = data.length > 100 ? `${data.slice(0, 99)}…` : data;
-  return `${String(event.position).padStart(6)}  ${event.recordedAt}  ${event.type.padEnd(18)} ${event.streamId}@${event.streamVersion}  ${shown}`;
+  const { traceId } = event.meta as { traceId?: unknown };
+  const trace = typeof traceId === 'string' ? `  trace=${traceId}` : '';
+  return `${String(event.position).padStart(6)}  ${event.recordedAt}  ${event.type.padEnd(18)} ${event.streamId}@${event.streamVersion}${trace}  ${shown}`;
 }
 
 /**

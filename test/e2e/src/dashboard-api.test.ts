@@ -54,7 +54,7 @@ describe('serve --http: the dashboard API', () => {
     expect(h.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     expect(h.login).toBe(`${h.url}/?token=${h.token}`);
     expect(tokenMode(home.path)).toBe(0o600);
-    for (const path of ['/api/status', '/api/tasks', '/api/stream', '/', '/tasks']) {
+    for (const path of ['/api/status', '/api/tasks', '/api/stream', '/partials/tasks']) {
       const res = await fetch(h.url + path);
       expect(res.status, path).toBe(401);
       const body = (await res.json()) as { error: { code: string; message: string } };
@@ -62,8 +62,26 @@ describe('serve --http: the dashboard API', () => {
       expect(body.error.message).toContain(tokenPath(home.path));
       expect(JSON.stringify(body)).not.toMatch(/\bat .*\.js:\d+/);
     }
+    // A page opened without the token is the login page (HTML, 401), naming where the token is.
+    for (const path of ['/', '/tasks']) {
+      const res = await fetch(h.url + path);
+      expect(res.status, path).toBe(401);
+      expect(res.headers.get('content-type')).toMatch(/^text\/html/);
+      const html = await res.text();
+      expect(html).toContain('Log in to the dashboard');
+      expect(html).toContain(tokenPath(home.path));
+      expect(html).toContain(`name="next" value="${path}"`);
+    }
     expect((await fetch(`${h.url}/api/status`, { headers: { authorization: 'Bearer nope' } })).status).toBe(401);
-    expect((await fetch(`${h.url}/?token=nope`, { redirect: 'manual' })).status).toBe(401);
+    const wrong = await fetch(`${h.url}/?token=nope`, { redirect: 'manual' });
+    expect(wrong.status).toBe(401);
+    expect(await wrong.text()).toContain('That token is wrong');
+    // The login form's request: the token and where to go back to.
+    const back = await fetch(`${h.url}/?token=${h.token}&next=%2Fruns`, { redirect: 'manual' });
+    expect(back.status).toBe(303);
+    expect(back.headers.get('location')).toBe('/runs');
+    const offsite = await fetch(`${h.url}/?token=${h.token}&next=%2F%2Fevil.example`, { redirect: 'manual' });
+    expect(offsite.headers.get('location')).toBe('/');
     const status = await h.api('/api/status');
     expect(status.status).toBe(200);
     expect(await status.json()).toMatchObject({ host: { closing: false }, open_approvals: [], head: 0 });

@@ -1,9 +1,10 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { runLifecycle } from '@demiurge/lifecycle';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { demiurgeJson, tempHome } from './cli.js';
-import { type DashboardHost, startDashboard } from './dashboard-host.js';
+import { type DashboardHost, startDashboard, tokenPath } from './dashboard-host.js';
 import { killWatched, watchCli, writeHostHome } from './serve-process.js';
 
 const CHROMIUM = '/usr/bin/chromium';
@@ -153,5 +154,60 @@ suite('the dashboard in a real browser (Chromium, playwright-core)', () => {
     const call = page.locator('tr', { hasText: 'write_file' });
     expect(await call.textContent()).toContain('succeeded');
     expect(await call.textContent()).toContain('granted in a browser');
+  }, 60_000);
+
+  it('shows a login page to a browser without the token, and draws a lifecycle with its current state highlighted', async () => {
+    writeHostHome(home.path);
+    host = await startDashboard(home.path);
+    const first = await page.goto(`${host.url}/runs`);
+    expect(first!.status()).toBe(401);
+    await page.waitForSelector('form#login');
+    expect(await page.textContent('main')).toContain(tokenPath(home.path));
+    await shot('login');
+    // The API stays JSON 401.
+    const api = await page.request.get(`${host.url}/api/status`);
+    expect(api.status()).toBe(401);
+    expect(await api.json()).toMatchObject({ error: { code: 'unauthorized' } });
+    // A wrong token is refused on the page; the pasted right one logs in and comes back to the page asked for.
+    await page.fill('input[name="token"]', 'not-the-token');
+    await page.click('form#login button');
+    expect(await page.textContent('#login-error')).toContain('That token is wrong');
+    await page.fill('input[name="token"]', host.token);
+    await page.click('form#login button');
+    await page.waitForURL(`${host.url}/runs`);
+    await page.waitForSelector('body[data-live="true"]');
+    expect(await page.textContent('h1')).toBe('Runs');
+
+    // The run lifecycle drawn from its machine: a box per state, the current one highlighted with the arrows
+    // the machine allows from it.
+    await page.goto(`${host.url}/lifecycle/run?state=paused`);
+    const diagram = page.locator('svg.lifecycle-diagram');
+    expect(await diagram.locator('g.state').count()).toBe(runLifecycle.states.length);
+    const current = diagram.locator('g.state[data-current="true"]');
+    expect(await current.getAttribute('data-state')).toBe('paused');
+    const fill = await current
+      .locator('rect')
+      .first()
+      .evaluate(
+        (r) => (globalThis as unknown as { getComputedStyle(e: unknown): { fill: string } }).getComputedStyle(r).fill,
+      );
+    expect(fill).toBe('rgb(255, 233, 168)');
+    const hot = (await diagram.locator('g.edge.hot text').allTextContents()).join(' ');
+    for (const event of ['run.resumed', 'run.cancel_requested']) expect(hot).toContain(event);
+    // Laid out apart: no two state boxes overlap on the page.
+    type Box = { left: number; right: number; top: number; bottom: number };
+    const boxes = await diagram.locator('g.state').evaluateAll((gs) =>
+      gs.map((g) => {
+        const { left, right, top, bottom } = (g as unknown as { getBoundingClientRect(): Box }).getBoundingClientRect();
+        return { left, right, top, bottom };
+      }),
+    );
+    for (const [i, a] of boxes.entries()) {
+      for (const b of boxes.slice(i + 1)) {
+        const apart = a.right <= b.left || b.right <= a.left || a.bottom <= b.top || b.bottom <= a.top;
+        expect(apart).toBe(true);
+      }
+    }
+    await shot('lifecycle');
   }, 60_000);
 });

@@ -1,19 +1,12 @@
-import { createServer, type Server } from 'node:http';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { demiurge, tempHome } from './cli.js';
+import { attr, type OtlpReceiver, startOtlpReceiver } from './otlp-receiver.js';
+import { seedRuntime } from './seed.js';
 import { type ServeProcess, startServe, writeHostHome } from './serve-process.js';
-
-interface OtlpSpan {
-  traceId: string;
-  spanId: string;
-  parentSpanId?: string;
-  name: string;
-  attributes: { key: string; value: { stringValue?: string } }[];
-}
 
 let home: ReturnType<typeof tempHome>;
 let host: ServeProcess | undefined;
-let receiver: Server | undefined;
+let receiver: OtlpReceiver | undefined;
 const saved = { ...process.env };
 beforeEach(() => {
   home = tempHome();
@@ -26,26 +19,10 @@ afterEach(async () => {
   home.remove();
 });
 
-/** A real OTLP/HTTP receiver: collects the spans POSTed to /v1/traces (JSON). */
-async function otlpReceiver(): Promise<{ url: string; spans: OtlpSpan[]; paths: string[] }> {
-  const spans: OtlpSpan[] = [];
-  const paths: string[] = [];
-  receiver = createServer((req, res) => {
-    let body = '';
-    req.on('data', (d: Buffer) => (body += d.toString()));
-    req.on('end', () => {
-      paths.push(`${req.method} ${req.url} ${req.headers['content-type']}`);
-      const doc = JSON.parse(body) as { resourceSpans: { scopeSpans: { spans: OtlpSpan[] }[] }[] };
-      for (const r of doc.resourceSpans) for (const s of r.scopeSpans) spans.push(...s.spans);
-      res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
-    });
-  });
-  await new Promise<void>((resolve) => receiver!.listen(0, '127.0.0.1', resolve));
-  const { port } = receiver.address() as { port: number };
-  return { url: `http://127.0.0.1:${port}`, spans, paths };
-}
-
-const attr = (span: OtlpSpan, key: string) => span.attributes.find((a) => a.key === key)?.value.stringValue;
+const otlpReceiver = async () => {
+  receiver = await startOtlpReceiver();
+  return receiver;
+};
 
 describe('OpenTelemetry export (serve with OTEL_EXPORTER_OTLP_ENDPOINT)', () => {
   it('sends a turn span with its tool call as a child to a real OTLP/HTTP receiver', async () => {
@@ -80,5 +57,32 @@ describe('OpenTelemetry export (serve with OTEL_EXPORTER_OTLP_ENDPOINT)', () => 
     await host.stop();
     host = undefined;
     expect(otlp.paths).toEqual([]);
+    // Nor is a trace id recorded in the log.
+    const events = await demiurge(['events', '--json', '--home', home.path]);
+    expect(events.stdout).toContain('"turn.started"');
+    expect(events.stdout).not.toContain('traceId');
+  }, 60_000);
+
+  it('exports metrics alone with OTEL_TRACES_EXPORTER=none: an interrupted send waiting for an operator is counted', async () => {
+    const otlp = await otlpReceiver();
+    writeHostHome(home.path);
+    // A store with a webhook send whose outcome is unknown (interrupted after the request went out).
+    await seedRuntime(home.path);
+    process.env.OTEL_EXPORTER_OTLP_ENDPOINT = otlp.url;
+    process.env.OTEL_TRACES_EXPORTER = 'none';
+    process.env.OTEL_METRIC_EXPORT_INTERVAL = '300';
+    host = await startServe(home.path);
+    const unknownSends = () =>
+      otlp.metrics
+        .filter((m) => m.name === 'demiurge.sends.unknown')
+        .at(-1)
+        ?.gauge?.dataPoints.map((p) => Number(p.asInt ?? p.asDouble));
+    await expect.poll(unknownSends, { timeout: 20_000 }).toEqual([1]);
+    expect(otlp.metrics.map((m) => m.name)).toContain('demiurge.queue.depth');
+    await host.stop();
+    host = undefined;
+    // Traces off: no span was sent, and no trace id was recorded in the log.
+    expect(otlp.spans).toEqual([]);
+    expect((await demiurge(['events', '--json', '--home', home.path])).stdout).not.toContain('traceId');
   }, 60_000);
 });

@@ -17,7 +17,10 @@ export async function modelRound(deps: EngineDeps, exec: TurnExecution, stepId: 
   const specs = tools.specs().filter((t) => !allowed || allowed.includes(t.name));
   let messages = await transcript(deps, turn);
   if (await compactIfNeeded(deps, exec, messages, specs)) messages = await transcript(deps, turn);
-  const completion = await collectCompletion(provider.complete({ messages, tools: specs, signal: exec.signal }));
+  const labels = { turnId: turn.streamId, runId: exec.runId, sessionId: exec.sessionId, stepId };
+  const completion = await collectCompletion(
+    provider.complete({ messages, tools: specs, signal: exec.signal, labels }),
+  );
   const calls = completion.toolCalls.map((c) => ({
     callId: c.id,
     toolCallId: ids.next(IdPrefix.toolCall),

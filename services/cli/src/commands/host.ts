@@ -69,17 +69,18 @@ export async function serveCommand(
   if (existsSync(socket) && (await accepts(socket))) throw new GatewayAlreadyRunningError(socket);
   // A bad --http address is refused before the host starts (a bad http.addr is refused by the config check).
   if (typeof flags.http === 'string') parseHttpAddress(flags.http);
+  // Spans, trace ids in the log and metrics over OTLP/HTTP when OTEL_* asks for them (nothing is loaded otherwise).
+  const telemetry = await startTelemetry();
   const app = await DemiurgeApp.start({
     home: paths.home,
     overrides: overridesOf(flags),
     ...(flags.logJson ? { logger: createLogger({ format: 'json', level: 'info' }) } : {}),
-  });
-  if (flags.logJson) app.logger.info('host started', { home: paths.home, owner: app.owner });
-  // Spans of the committed events over OTLP/HTTP when OTEL_* asks for them (nothing is loaded otherwise).
-  const telemetry = await startTelemetry(app).catch(async (err: unknown) => {
-    await app.close();
+    ...(telemetry ? { telemetry } : {}),
+  }).catch(async (err: unknown) => {
+    await telemetry?.close();
     throw err;
   });
+  if (flags.logJson) app.logger.info('host started', { home: paths.home, owner: app.owner });
   let shutdown!: () => void;
   const requested = new Promise<void>((r) => {
     shutdown = r;
@@ -112,6 +113,7 @@ export async function serveCommand(
   } catch (err) {
     dispose();
     await app.close();
+    await telemetry?.close();
     throw err;
   }
   const closeSurfaces = (reason: string) => Promise.all([dashboard?.close(), server.close(reason)]);

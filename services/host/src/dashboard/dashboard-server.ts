@@ -7,6 +7,7 @@ import { createOperatorBackend } from '../gateway.js';
 import { registerActions } from './actions.js';
 import { listenError, parseHttpAddress } from './address.js';
 import { DashboardHttpError, errorAnswer } from './http-errors.js';
+import { loginPage, safeNext, wantsLoginPage } from './login-page.js';
 import { registerPages } from './pages.js';
 import { dashboardReads } from './read-models.js';
 import { tokenMatches, writeDashboardToken } from './token.js';
@@ -57,15 +58,27 @@ export async function serveDashboard(
   });
   web.notFound((c) => c.json({ error: { code: 'not_found', message: `no route ${c.req.method} ${c.req.path}` } }, 404));
 
+  // A page opened without a valid token gets the login page (HTML); the API answers JSON 401.
+  const login = (c: Context, error?: string) =>
+    c.html(
+      loginPage({
+        tokenPath: options.tokenPath,
+        next: safeNext(c.req.query('next') ?? c.req.path),
+        ...(error ? { error } : {}),
+      }),
+      401,
+    );
   web.use('*', async (c, next) => {
-    const login = c.req.path === '/' ? c.req.query('token') : undefined;
-    if (login !== undefined) {
-      if (!tokenMatches(token, login)) throw new DashboardHttpError(401, 'unauthorized', 'the login token is wrong');
+    const presented = c.req.path === '/' ? c.req.query('token') : undefined;
+    if (presented !== undefined) {
+      if (!tokenMatches(token, presented.trim()))
+        return login(c, 'That token is wrong (or from an earlier start of serve).');
       setCookie(c, TOKEN_COOKIE, token, { httpOnly: true, sameSite: 'Strict', path: '/' });
-      return c.redirect('/', 303);
+      return c.redirect(safeNext(c.req.query('next')), 303);
     }
     const bearer = /^Bearer (.+)$/.exec(c.req.header('authorization') ?? '')?.[1];
     if (!tokenMatches(token, bearer ?? getCookie(c, TOKEN_COOKIE))) {
+      if (wantsLoginPage(c.req.method, c.req.path)) return login(c);
       throw new DashboardHttpError(
         401,
         'unauthorized',

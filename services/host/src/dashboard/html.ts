@@ -94,7 +94,7 @@ nav a{color:#fff;margin-right:1em;text-decoration:none}main{padding:1em}table{bo
 td,th{border-bottom:1px solid #ddd;padding:.25em .5em;text-align:left;vertical-align:top}
 .lanes{display:grid;grid-template-columns:repeat(4,1fr);gap:1em}.lane{background:#f4f4f8;padding:.5em}
 .card{background:#fff;border:1px solid #ccd;margin:.5em 0;padding:.5em}pre{white-space:pre-wrap;margin:0;font-size:12px}
-.current{background:#ffe9a8}.error{color:#a00}.ok{color:#070}.empty{color:#888}`;
+.current{background:#ffe9a8}.error{color:#a00}.ok{color:#070}.empty{color:#888}.diagram{overflow-x:auto}`;
 
 /** A whole page: navigation, a flash line, `body`, the live script. */
 export function layout(title: string, body: string): string {

@@ -1,5 +1,6 @@
 import { type Lifecycle, lifecycles, transitionTable } from '@demiurge/lifecycle';
 import { esc } from './html.js';
+import { lifecycleDiagram } from './lifecycle-diagram.js';
 
 /** The link to an aggregate's lifecycle page with `state` highlighted. */
 export const lifecycleLink = (streamType: string, state: string) =>
@@ -14,8 +15,9 @@ export function lifecycleIndex(): string {
 }
 
 /**
- * An aggregate's lifecycle, read from its machine: each state with its outgoing transitions (the same table
- * docs/lifecycle.md is generated from), the row of `current` highlighted with what the machine allows from it.
+ * An aggregate's lifecycle, read from its machine: its diagram ({@link lifecycleDiagram}, drawn from the machine
+ * with `current` highlighted), then each state with its outgoing transitions (the same table docs/lifecycle.md is
+ * generated from), the row of `current` highlighted with what the machine allows from it.
  */
 export function lifecycleSection(lifecycle: Lifecycle, current: string): string {
   const rows = transitionTable(lifecycle);
@@ -32,5 +34,5 @@ export function lifecycleSection(lifecycle: Lifecycle, current: string): string 
     current && !lifecycle.states.includes(current)
       ? `<p class="error">"${esc(current)}" is not a state of the ${esc(lifecycle.aggregate)} machine</p>`
       : '';
-  return `<p>${esc(lifecycle.summary)}</p>${unknown}<table><thead><tr><th>state</th><th>transitions (event → state)</th></tr></thead><tbody>${body}</tbody></table>`;
+  return `<p>${esc(lifecycle.summary)}</p>${unknown}<div class="diagram">${lifecycleDiagram(lifecycle, current)}</div><h2>Transitions</h2><table><thead><tr><th>state</th><th>transitions (event → state)</th></tr></thead><tbody>${body}</tbody></table>`;
 }

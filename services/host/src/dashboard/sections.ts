@@ -236,8 +236,15 @@ export function eventsSection(d: Awaited2<DashboardReads['events']>): string {
       ['type', (e) => code(e.type)],
       ['stream', (e) => code(e.streamId)],
       ['at', (e) => esc(e.recordedAt)],
+      ['trace', (e) => traceCell(e.meta)],
       ['data', (e) => `<pre>${esc(clip(JSON.stringify(e.data), 300))}</pre>`],
     ],
     'no events',
   )}`;
+}
+
+/** The trace id an event's meta records (a host with OpenTelemetry on), or nothing. */
+function traceCell(meta: object): string {
+  const { traceId } = meta as { traceId?: unknown };
+  return typeof traceId === 'string' ? `<code class="trace" title="OpenTelemetry trace id">${esc(traceId)}</code>` : '';
 }

@@ -30,6 +30,7 @@ import { hostProjectors } from '../projectors.js';
 import { SCHEDULE_CHANNEL, scheduledRouteOf } from '../schedule-delivery.js';
 import { createSlotHooks } from '../slot-hooks.js';
 import { type HostStore, openHostStore, storeSelection } from '../store/host-store.js';
+import type { HostTelemetry } from '../telemetry/telemetry.js';
 import { hostProvider } from './host-provider.js';
 import { HostRouter } from './host-router.js';
 
@@ -44,6 +45,8 @@ export interface RuntimeOptions {
   readonly owner?: string;
   /** Default: quiet one-line text on stderr (`demiurge: ...`). */
   readonly logger?: Logger;
+  /** The OpenTelemetry export (`startTelemetry()`), when `OTEL_*` asks for one: traces the provider and the store. */
+  readonly telemetry?: HostTelemetry;
 }
 
 /** Pushes for operator clients that are not projected from the log (deliveries shown to the operator). */
@@ -103,7 +106,8 @@ export async function createRuntime(options: RuntimeOptions): Promise<HostRuntim
   const owner = options.owner ?? hostIdentity();
   const env = options.env ?? process.env;
   const logger = options.logger ?? createLogger();
-  const provider = await hostProvider(config, home, env);
+  const base = await hostProvider(config, home, env);
+  const provider = options.telemetry ? options.telemetry.traceProvider(base, owner) : base;
   const damaged$ = new Subject<DamagedStoreError>();
   const store = await openHostStore(storeSelection(home, config), {
     projectors: hostProjectors,
@@ -111,6 +115,8 @@ export async function createRuntime(options: RuntimeOptions): Promise<HostRuntim
     ids: options.ids ?? createIdGenerator(localClock),
     onDamaged: (error) => damaged$.next(error),
   });
+  // Before anything appends: recovery's events carry their trace context too.
+  options.telemetry?.attach(store, owner);
   let mcp: McpServers | undefined;
   try {
     // Several hosts on one PostgreSQL database judge leases and due times by the server's clock

@@ -1,5 +1,7 @@
 import { eventField, type RecordedEvent } from '@demiurge/contracts';
-import { context, type Span, type SpanContext, SpanKind, SpanStatusCode, type Tracer, trace } from '@opentelemetry/api';
+import { ROOT_CONTEXT, type Span, SpanKind, SpanStatusCode, TraceFlags, type Tracer, trace } from '@opentelemetry/api';
+import { type TraceIdSlot, type TraceRef, traceRoot } from './trace-ids.js';
+import { traceOf } from './trace-meta.js';
 
 /** What starts a span and what ends it, per aggregate (the span's key is the event's stream id). */
 const KINDS: readonly { prefix: string; start: string; end: readonly string[]; failed: readonly string[] }[] = [
@@ -20,24 +22,30 @@ const KINDS: readonly { prefix: string; start: string; end: readonly string[]; f
   { prefix: 'schedule_instance', start: 'schedule_instance.claimed', end: ['completed', 'failed'], failed: ['failed'] },
 ];
 const TURN_END = ['turn.completed', 'turn.failed', 'turn.cancelled'];
-/** How many turns' span contexts are kept for children that start after their turn ended. */
-const KEPT_TURNS = 10_000;
+/** How many tasks' and work items' kinds and submitting turns are kept (oldest forgotten first). */
+const KEPT = 10_000;
 
 /**
  * Turns committed events into OpenTelemetry spans: a turn (from `turn.started` to its end), each tool call
- * under its turn, each detached task under the turn that submitted it, each work claim until its outcome,
- * each delivery send, each schedule fire; times are the events' `recordedAt`, attributes the runtime's ids.
- * Model responses are events on their turn's span. The spans are derived from the log, so they cost the
- * runtime nothing when telemetry is off (this class is not even loaded then).
+ * under its turn, each detached task, work claim and delivery send under the turn that caused it (the trace
+ * context its events' meta records, see {@link TraceMeta}; also when it starts after that turn ended or in
+ * another process), each schedule fire as a trace of its own; times are the events' `recordedAt`, attributes
+ * the runtime's ids. A turn's span and a schedule fire's carry the ids {@link traceRoot} derives from their ids,
+ * the ids the log records. The spans are derived from the log, so they cost the runtime nothing when telemetry
+ * is off (this class is not even loaded then).
  */
 export class EventSpans {
   private readonly open = new Map<string, Span>();
-  /** Turns' span contexts, kept after they end so detached work started later links to them (bounded). */
-  private readonly turns = new Map<string, SpanContext>();
-  /** A task's submitting turn (from `task.submitted`), so its span is a child of that turn's. */
+  /** A task's submitting turn (from `task.submitted`), for tasks whose events record no trace context. */
   private readonly taskTurn = new Map<string, string>();
+  /** Tasks' and work items' kinds (from `task.submitted`, `work.enqueued`), for their spans' attributes. */
+  private readonly kinds = new Map<string, string>();
 
-  constructor(private readonly tracer: Tracer) {}
+  constructor(
+    private readonly tracer: Tracer,
+    /** The id generator of the tracer's provider (its roots get the ids the log records). */
+    private readonly ids: TraceIdSlot,
+  ) {}
 
   /** Applies one committed event (in position order). */
   onEvent(e: RecordedEvent): void {
@@ -46,7 +54,10 @@ export class EventSpans {
     const dataTurnId = field('turnId');
     const turnId = typeof dataTurnId === 'string' ? dataTurnId : e.meta.turnId;
     if (e.type === 'turn.started' && turnId) {
-      this.start(`turn:${turnId}`, 'demiurge.turn', at, undefined, { ...ids(e), 'demiurge.turn_id': turnId });
+      this.startRoot(`turn:${turnId}`, 'demiurge.turn', at, traceRoot(turnId), {
+        ...ids(e),
+        'demiurge.turn_id': turnId,
+      });
       return;
     }
     if (e.type === 'turn.model_responded' && turnId) {
@@ -57,19 +68,28 @@ export class EventSpans {
       this.end(`turn:${turnId}`, at, e.type === 'turn.failed' ? failure(e) : undefined);
       return;
     }
-    if (e.type === 'task.submitted' && e.meta.turnId) this.taskTurn.set(e.streamId, e.meta.turnId);
+    if (e.type === 'task.submitted' || e.type === 'work.enqueued') {
+      const kind = field('kind');
+      if (typeof kind === 'string') keep(this.kinds, e.streamId, kind);
+      if (e.type === 'task.submitted' && turnId) keep(this.taskTurn, e.streamId, turnId);
+    }
     const kind = KINDS.find((k) => e.type.startsWith(`${k.prefix}.`));
     if (!kind) return;
     const key = `${kind.prefix}:${e.streamId}`;
     const outcome = e.type.slice(kind.prefix.length + 1);
     if (e.type === kind.start) {
-      const parentTurn = kind.prefix === 'task' ? this.taskTurn.get(e.streamId) : turnId;
       const attributes = { ...ids(e), [`demiurge.${kind.prefix}_id`]: e.streamId };
       const tool = field('tool');
-      const taskKind = field('kind');
+      const itemKind = field('kind') ?? this.kinds.get(e.streamId);
       if (typeof tool === 'string') attributes['demiurge.tool'] = tool;
-      if (typeof taskKind === 'string') attributes['demiurge.kind'] = taskKind;
-      this.start(key, `demiurge.${kind.prefix}`, at, parentTurn ? `turn:${parentTurn}` : undefined, attributes);
+      if (typeof itemKind === 'string') attributes['demiurge.kind'] = itemKind;
+      if (kind.prefix === 'schedule_instance') {
+        this.startRoot(key, `demiurge.${kind.prefix}`, at, traceRoot(e.streamId), attributes);
+      } else {
+        const parentTurn = kind.prefix === 'task' ? this.taskTurn.get(e.streamId) : turnId;
+        const parent = traceOf(e.meta) ?? (parentTurn ? traceRoot(parentTurn) : undefined);
+        this.start(key, `demiurge.${kind.prefix}`, at, parent, attributes);
+      }
     } else if (kind.end.includes(outcome)) {
       this.end(key, at, kind.failed.includes(outcome) ? `${outcome}: ${failure(e) ?? ''}` : undefined, outcome);
     }
@@ -80,21 +100,17 @@ export class EventSpans {
     for (const key of [...this.open.keys()]) this.end(key, at, undefined, 'open at close');
   }
 
-  private start(
-    key: string,
-    name: string,
-    at: Date,
-    parentKey: string | undefined,
-    attributes: Record<string, string>,
-  ) {
-    const parent = parentKey ? (this.open.get(parentKey)?.spanContext() ?? this.turns.get(parentKey)) : undefined;
-    const ctx = parent ? trace.setSpanContext(context.active(), parent) : context.active();
-    const span = this.tracer.startSpan(name, { startTime: at, kind: SpanKind.INTERNAL, attributes }, ctx);
-    this.open.set(key, span);
-    if (key.startsWith('turn:')) {
-      this.turns.set(key, span.spanContext());
-      if (this.turns.size > KEPT_TURNS) this.turns.delete(this.turns.keys().next().value!);
-    }
+  /** A span under `parent` (the trace context of the turn that caused it), or a root span without one. */
+  private start(key: string, name: string, at: Date, parent: TraceRef | undefined, attributes: Attributes) {
+    const ctx = parent
+      ? trace.setSpanContext(ROOT_CONTEXT, { ...parent, traceFlags: TraceFlags.SAMPLED, isRemote: true })
+      : ROOT_CONTEXT;
+    this.open.set(key, this.tracer.startSpan(name, { startTime: at, kind: SpanKind.INTERNAL, attributes }, ctx));
+  }
+
+  /** A root span with the ids `ref` (the ids the log records for it). */
+  private startRoot(key: string, name: string, at: Date, ref: TraceRef, attributes: Attributes) {
+    this.ids.with(ref, () => this.start(key, name, at, undefined, attributes));
   }
 
   private end(key: string, at: Date, error: string | undefined, outcome?: string) {
@@ -105,6 +121,14 @@ export class EventSpans {
     span.setStatus(error === undefined ? { code: SpanStatusCode.OK } : { code: SpanStatusCode.ERROR, message: error });
     span.end(at);
   }
+}
+
+type Attributes = Record<string, string>;
+
+function keep(map: Map<string, string>, key: string, value: string): void {
+  map.delete(key);
+  map.set(key, value);
+  if (map.size > KEPT) map.delete(map.keys().next().value!);
 }
 
 function ids(e: RecordedEvent): Record<string, string> {
