@@ -1,4 +1,9 @@
-import { type LockedEntry, type LockedListing, StreamVersionConflictError } from '@demiurge/event-store';
+import {
+  type EventStore,
+  type LockedEntry,
+  type LockedListing,
+  StreamVersionConflictError,
+} from '@demiurge/event-store';
 import {
   type ClaimableEntry,
   claimableByKindPrefix,
@@ -8,12 +13,18 @@ import {
   workItemsProjector,
 } from '@demiurge/projector-work-items';
 import { afterAppend, type WorkAggregate, workFromView } from './work-aggregate.js';
-import { type ClaimContext, decideClaim, type WorkClaim } from './work-claims.js';
+import { anyDue, type ClaimContext, decideClaim, type WorkClaim } from './work-claims.js';
 
 const iso = (ms: number) => new Date(ms).toISOString();
 /** Rounds of one call: a round that found fewer due items than it wants while a list was cut looks further. */
 const MAX_ROUNDS = 4;
 const PROJECTOR = workItemsProjector.name;
+
+/**
+ * The kinds ('' for all) whose last claim under the lock found nothing, per store: the next call looks at the read
+ * model first (a read, no lock) and takes the lock only when something is due. A host's idle polls stay reads.
+ */
+const idle = new WeakMap<EventStore, Set<string>>();
 
 /** Whether `claimDue` can decide its claims under the store's write lock (the PostgreSQL store can). */
 export const claimsUnderLock = (ctx: ClaimContext): boolean =>
@@ -43,12 +54,21 @@ function listings(kind: string | undefined, limit: number): LockedListing[] {
  * lock) at its stream's head version, with a fresh token and attempt + 1 as always. Concurrent claimers (other
  * hosts, other callers in the same group commit, which skip what earlier ones in it took) never decide on a
  * stale list, so they never race for an item: a lost race is only a version conflict that should not happen.
+ * After a call that found nothing, the next one first reads whether anything is due (outside the lock), so the
+ * polls of an idle host do not queue on the lock that every host's appends take.
  */
 export async function claimDueUnderLock(
   ctx: ClaimContext,
   options: { kind?: string | undefined; limit: number; leaseMs: number },
 ): Promise<WorkClaim[]> {
   const append = ctx.store.appendDecided!.bind(ctx.store);
+  let idleKinds = idle.get(ctx.store);
+  if (!idleKinds) {
+    idleKinds = new Set();
+    idle.set(ctx.store, idleKinds);
+  }
+  const kindKey = options.kind ?? '';
+  if (idleKinds.has(kindKey) && !(await anyDue(ctx.store, options.kind, iso(ctx.clock.now())))) return [];
   const claims: WorkClaim[] = [];
   let lost = 0;
   for (let round = 0, scale = 1; round < MAX_ROUNDS && claims.length < options.limit; round++, scale *= 2) {
@@ -92,6 +112,8 @@ export async function claimDueUnderLock(
     }
   }
   if (lost > 0) ctx.onRacesLost?.(lost);
+  if (claims.length === 0) idleKinds.add(kindKey);
+  else idleKinds.delete(kindKey);
   return claims;
 }
 
