@@ -12,6 +12,6 @@ export default defineConfig({
       'test/completion-notices.test.ts',
       'test/four-processes.test.ts',
     ],
-    ['test/pg-hosts.test.ts'],
+    ['test/pg-hosts.test.ts', 'test/locked-claims.test.ts'],
   ),
 });

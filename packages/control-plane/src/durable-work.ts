@@ -12,6 +12,7 @@ import { claimableKey, leaseKey, type WorkItemView, workItemsReader } from '@dem
 import { z } from 'zod';
 import { NotClaimableError, NotFoundError, parseSpec } from './errors.js';
 import { defaultWorkKinds, type KindRegistry } from './kinds.js';
+import { claimDueUnderLock, claimsUnderLock } from './locked-claims.js';
 import { decideWork, type WorkCommand } from './work.decider.js';
 import { afterAppend, loadWork, type WorkAggregate } from './work-aggregate.js';
 import { type ClaimContext, claimDue, decideClaim, type WorkClaim } from './work-claims.js';
@@ -153,15 +154,18 @@ export class DurableWorkRuntime {
    * worker takes first are skipped. See {@link claimDue}.
    */
   async claimDue(options: { kind?: string; limit: number; leaseMs?: number }): Promise<WorkClaim[]> {
-    const claims = await claimDue(
-      {
-        ...this.claimContext(),
-        onRacesLost: (lost) => {
-          this.claimStats.racesLost += lost;
-        },
+    const ctx: ClaimContext = {
+      ...this.claimContext(),
+      onRacesLost: (lost) => {
+        this.claimStats.racesLost += lost;
       },
-      { kind: options.kind, limit: options.limit, leaseMs: options.leaseMs ?? this.leaseMs },
-    );
+    };
+    // On PostgreSQL the claims are decided under the log-head lock (no race); elsewhere from a listing.
+    const claims = await (claimsUnderLock(ctx) ? claimDueUnderLock : claimDue)(ctx, {
+      kind: options.kind,
+      limit: options.limit,
+      leaseMs: options.leaseMs ?? this.leaseMs,
+    });
     this.claimStats.claimed += claims.length;
     return claims;
   }

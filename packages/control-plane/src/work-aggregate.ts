@@ -1,6 +1,7 @@
 import type { RecordedEvent } from '@demiurge/contracts';
 import { type EventStore, type Loaded, loadAggregate } from '@demiurge/event-store';
 import { LEASED_WORK_STATES, type WorkFacts, type WorkPayload, type WorkState, workFold } from '@demiurge/lifecycle';
+import type { WorkItemView } from '@demiurge/projector-work-items';
 import { StaleClaimError } from './errors.js';
 import type { KindRegistry } from './kinds.js';
 
@@ -50,6 +51,31 @@ export function afterAppend(item: WorkAggregate, appended: readonly RecordedEven
     version: mine[mine.length - 1]?.streamVersion ?? item.version,
     events: [...item.events, ...mine],
   });
+}
+
+/**
+ * The item as the work-items read model holds it (`view`, which keeps every fact of the fold) at stream version
+ * `version`: what {@link loadWork} reads when the read model is current (under the PostgreSQL store's log-head
+ * lock, where a claim is decided from it). `events` is empty: no decision reads them.
+ */
+export function workFromView(view: WorkItemView, version: number): WorkAggregate {
+  const facts: WorkFacts = {
+    status: view.status,
+    workId: view.workId,
+    kind: view.kind,
+    subjectId: view.subjectId,
+    payload: view.payload,
+    attempts: view.attempts,
+    claimToken: view.claimToken,
+    owner: view.owner,
+    leaseUntil: view.leaseUntil,
+    nextAttemptAt: view.nextAttemptAt,
+    dueAt: view.dueAt,
+    lastError: view.lastError,
+    externalRef: view.externalRef,
+    enqueuedAt: view.enqueuedAt,
+  };
+  return aggregateOf({ streamId: view.workId, state: facts, version, events: [] });
 }
 
 function aggregateOf(loaded: Loaded<WorkFacts>): WorkAggregate {

@@ -190,6 +190,16 @@ function sharedDueCandidates(
 }
 
 /**
+ * Whether any item is due (of `kind` when given) as the read model says outside any lock: a read, shared by the
+ * concurrent callers of this process. What the claims under the PostgreSQL store's lock look at first when their
+ * last call found nothing, so that an idle host's polls never take the log-head lock.
+ */
+export async function anyDue(store: EventStore, kind: string | undefined, now: string): Promise<boolean> {
+  const listed = await sharedDueCandidates(store, { kind, limit: 4, want: 1 }, now);
+  return listed.ids.length > 0 || listed.more;
+}
+
+/**
  * Reserves up to `want` due items no concurrent claimer of this process holds and this call has not
  * refused (in `reserved`, synchronously after reading the list, so concurrent callers pick different ones).
  */

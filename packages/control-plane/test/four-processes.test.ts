@@ -14,8 +14,10 @@ interface Report {
   owner: string;
   done: string[];
   errors: string[];
-  /** Claim races this process lost (version conflicts its command loop retried, then skipped). */
+  /** Version conflicts of this process's appends (claims it lost to another process, on the listing path). */
   conflicts: number;
+  /** Claim races its `claimDue` calls lost (`DurableWorkRuntime.claimStats.racesLost`). */
+  racesLost: number;
 }
 
 // On PostgreSQL each append is a few round trips under the allocator's lock: fewer items keep the CI budget.
@@ -67,8 +69,14 @@ it(`four processes claim ${TOTAL} items from one ${storeKind} store: each claime
     expect(claimed).toHaveLength(TOTAL);
     expect(new Set(claimed.map((e) => e.streamId)).size).toBe(TOTAL);
     expect(succeeded).toHaveLength(TOTAL);
-    // Reported for docs/postgres.md ("Claims across hosts"), not asserted: it depends on timing.
-    console.info(`${storeKind}: claim races lost per process: ${results.map((r) => r.conflicts).join(', ')}`);
+    console.info(
+      `${storeKind}: claim races lost per process: ${results.map((r) => r.racesLost).join(', ')}` +
+        ` (version conflicts: ${results.map((r) => r.conflicts).join(', ')})`,
+    );
+    // On PostgreSQL claims are decided under the log-head lock from the read model as it is there: no process
+    // ever claims from a stale list, so none loses a race (the listing path lost about 0.4 per item here). On
+    // SQLite it depends on timing (reported for docs/postgres.md, not asserted).
+    if (storeKind === 'postgres') expect(results.map((r) => r.racesLost + r.conflicts)).toEqual([0, 0, 0, 0]);
     for (const id of all.slice(0, 50)) expect((await work.get(id)).status).toBe('succeeded');
     await store.close();
   } finally {

@@ -1,11 +1,21 @@
 import type { EventRegistry, RecordedEvent } from '@demiurge/contracts';
-import { type AppendResult, InvalidAppendError, type Projector, StreamTypeMismatchError } from '@demiurge/event-store';
+import {
+  type AppendOptions,
+  type AppendResult,
+  type AppendStream,
+  type DecidedAppend,
+  type DecidedAppendResult,
+  InvalidAppendError,
+  type Projector,
+  StreamTypeMismatchError,
+} from '@demiurge/event-store';
 import { type AppendPlan, checkExpectedVersion, eventIdempotencyKey, toRecorded } from '@demiurge/event-store/adapter';
 import { sql } from 'kysely';
 import type { CacheStamp, DocumentCache } from './document-cache.js';
 import { decodeRow, EVENT_COLUMNS, type EventRow } from './event-rows.js';
 import { type ChainedRow, eventHash } from './hash-chain.js';
 import { lockForAppend, lockHead } from './head-lock.js';
+import { type Listed, mergeListings, readListings } from './locked-listings.js';
 import { EVENTS_CHANNEL } from './log-publisher.js';
 import type { PipelinedTransaction } from './pipelined-transaction.js';
 import {
@@ -22,6 +32,20 @@ export interface AppendCache {
   committed?: { stamp: CacheStamp; seen: SeenDocuments };
 }
 
+/** An append decided under the lock ({@link DecidedAppend}), and how its streams are planned (validated). */
+export interface DecidingEntry {
+  readonly decided: DecidedAppend<unknown>;
+  readonly plan: (streams: readonly AppendStream[], options: AppendOptions | undefined) => AppendPlan;
+}
+
+/** What a group commit carries: planned appends and appends decided under the lock. */
+export type GroupEntry = AppendPlan | DecidingEntry;
+
+/** Each entry's outcome: its result, or the error it is refused with. */
+export type GroupOutcome = AppendResult | DecidedAppendResult<unknown> | Error;
+
+const isDeciding = (e: GroupEntry): e is DecidingEntry => 'decided' in e;
+
 /**
  * Appends inside one transaction: lock the head, replay an idempotency key (an append with a key runs alone),
  * check stream types and expected versions, insert the events with their hashes, apply the projectors (caught
@@ -31,27 +55,35 @@ export interface AppendCache {
  * stream heads as the earlier ones left them, and one that is refused (a version conflict, a stream type
  * mismatch) gets its error back without changing anything; the others' events share the one insert, the one
  * write of documents and the one commit. Each result is the append's result or its refusal.
+ *
+ * A decided append reads its listings in the locking statement and decides, in its turn, from them and from the
+ * streams the appends before it in the transaction write; its streams are then checked and appended like any
+ * other's (their heads read with the listings).
  */
 export async function appendInTransaction(
   t: PipelinedTransaction,
-  plans: readonly AppendPlan[],
+  entries: readonly GroupEntry[],
   registry: EventRegistry,
   runner: ProjectorRunner,
   projectors: readonly Projector[],
   cache?: AppendCache,
-): Promise<(AppendResult | Error)[]> {
+): Promise<GroupOutcome[]> {
   const known = cache && projectors.length > 0 ? cache.documents : undefined;
   // One round trip (with BEGIN): the lock, the streams' heads, the lowest checkpoint of this store's projectors.
   const { tx } = t;
+  const plans = entries.filter((e): e is AppendPlan => !isDeciding(e));
+  const deciding = entries.filter(isDeciding);
+  const merged = mergeListings(deciding.map((d) => d.decided));
   const start = await lockForAppend(
     t,
     [...new Set(plans.flatMap((p) => p.streams.map((s) => s.streamId)))],
     projectors.map((p) => p.name),
+    merged.listings,
   );
   const { head } = start;
   known?.validate(head.position, start.writer);
-  const key = plans.length === 1 ? plans[0]!.idempotencyKey : undefined;
-  if (plans.length > 1 && plans.some((p) => p.idempotencyKey !== undefined)) {
+  const key = entries.length === 1 ? plans[0]?.idempotencyKey : undefined;
+  if (entries.length > 1 && plans.some((p) => p.idempotencyKey !== undefined)) {
     throw new Error('an append with an idempotency key runs in a transaction of its own');
   }
   if (key !== undefined) {
@@ -72,12 +104,40 @@ export async function appendInTransaction(
       // one batch per pass; the lock holds the head still
     }
   }
+  // The listings as of the lock, or, after a catch-up moved the documents, as of now.
+  const listed = caughtUp && deciding.length > 0 ? await readListings(tx, merged.listings) : start.listed;
   const heads = new Map(start.streams);
+  for (const entry of listed.flat()) {
+    if (entry.streamId !== undefined && entry.streamType !== undefined && !heads.has(entry.streamId)) {
+      heads.set(entry.streamId, { type: entry.streamType, version: entry.streamVersion ?? 0 });
+    }
+  }
   const events: RecordedEvent[] = [];
   const rows: (ChainedRow & { hash: Buffer })[] = [];
-  const results: (AppendResult | Error)[] = [];
+  const results: GroupOutcome[] = [];
+  /** The streams written by the appends so far: a decision skips them (its listings predate those writes). */
+  const taken = new Set<string>();
   let previous = head.hash;
-  for (const plan of plans) {
+  let decidedSoFar = 0;
+  for (const entry of entries) {
+    let plan: AppendPlan;
+    let decision: { result: unknown } | undefined;
+    if (isDeciding(entry)) {
+      const slots = merged.slots[decidedSoFar++]!;
+      try {
+        const ownListings: Listed[][] = slots.map((i) => listed[i]!);
+        const { streams, result } = entry.decided.decide(ownListings, taken);
+        if (streams.length === 0) {
+          results.push({ result, appended: undefined });
+          continue;
+        }
+        plan = entry.plan(streams, entry.decided.options);
+        decision = { result };
+      } catch (err) {
+        results.push(err as Error);
+        continue;
+      }
+    } else plan = entry;
     try {
       for (const stream of plan.streams) {
         const current = heads.get(stream.streamId);
@@ -87,7 +147,7 @@ export async function appendInTransaction(
         checkExpectedVersion(stream.streamId, stream.expectedVersion, current?.version ?? 0);
       }
     } catch (err) {
-      if (plans.length === 1) throw err;
+      if (entries.length === 1 && !decision) throw err;
       results.push(err as Error);
       continue;
     }
@@ -114,9 +174,11 @@ export async function appendInTransaction(
         mine.push(toRecorded(plan, stream, event, row.position, version));
       }
       heads.set(stream.streamId, { type: stream.streamType, version });
+      taken.add(stream.streamId);
     }
     events.push(...mine);
-    results.push({ events: mine, lastPosition: mine[mine.length - 1]?.position ?? head.position, replayed: false });
+    const appended = { events: mine, lastPosition: mine[mine.length - 1]?.position ?? head.position, replayed: false };
+    results.push(decision ? { result: decision.result, appended } : appended);
   }
   if (rows.length === 0) {
     // Nothing appended; a catch-up wrote documents, so it leaves its mark on the head row as every writer does.

@@ -1,5 +1,6 @@
-import type { Projector } from '@demiurge/event-store';
+import type { LockedListing, Projector } from '@demiurge/event-store';
 import { type Kysely, sql } from 'kysely';
+import { type Listed, type ListedRow, listingsSubquery, parseListed, readListings } from './locked-listings.js';
 import type { PipelinedTransaction } from './pipelined-transaction.js';
 import type { ProjectorRunner } from './projector-runner.js';
 import type { StoreSchema } from './schema.js';
@@ -46,6 +47,8 @@ export interface AppendStart {
   readonly lowest: number | null;
   /** The current type and version of each named stream that exists. */
   readonly streams: ReadonlyMap<string, { type: string; version: number }>;
+  /** The decided appends' listings, as of the lock (one array per listing). */
+  readonly listed: Listed[][];
 }
 
 /**
@@ -54,12 +57,16 @@ export interface AppendStart {
  * The statement also reads the head row without the lock, as of its own snapshot: when that row is the locked
  * one (same `xmin`), nobody committed a write between the snapshot and the lock (every writer updates the
  * row), so what the statement read is current. When it waited for another transaction's lock, the reads are
- * done again by a statement that starts after the lock (one more round trip).
+ * done again by a statement that starts after the lock (one more round trip, two with `listings`).
+ *
+ * `listings` are the decided appends' reads of projection documents ({@link listingsSubquery}): read in the
+ * same statement, so a decision under the lock costs no round trip of its own.
  */
 export async function lockForAppend(
   t: PipelinedTransaction,
   streamIds: readonly string[],
   projectors: readonly string[],
+  listings: readonly LockedListing[] = [],
 ): Promise<AppendStart> {
   const rows = await t.begin(
     sql<{
@@ -69,11 +76,13 @@ export async function lockForAppend(
       seen: string | null;
       lowest: number | null;
       heads: [string, number, string][] | null;
+      listed: ListedRow[] | null;
     }>`SELECT h.position, h.hash, h.xmin::text AS locked, (SELECT xmin::text FROM log_head) AS seen,
       (SELECT min(position) FROM projector_checkpoints WHERE name = ANY(${[...projectors]}::text[])) AS lowest,
       (SELECT json_agg(json_build_array(stream_id, stream_version, stream_type)) FROM (
         SELECT DISTINCT ON (stream_id) stream_id, stream_version, stream_type FROM events
-        WHERE stream_id = ANY(${[...streamIds]}::text[]) ORDER BY stream_id, stream_version DESC) s) AS heads
+        WHERE stream_id = ANY(${[...streamIds]}::text[]) ORDER BY stream_id, stream_version DESC) s) AS heads,
+      ${listingsSubquery(listings)} AS listed
     FROM log_head h FOR UPDATE OF h`.compile(t.tx),
   );
   const row = rows[0];
@@ -85,6 +94,7 @@ export async function lockForAppend(
       writer: row.locked,
       lowest: row.lowest === null ? null : Number(row.lowest),
       streams: new Map((row.heads ?? []).map(([id, version, type]) => [id, { type, version }])),
+      listed: parseListed(listings, row.listed),
     };
   }
   // It waited for another writer: read again, after the lock.
@@ -108,6 +118,7 @@ export async function lockForAppend(
         .filter((r) => r.stream_id !== null)
         .map((r) => [r.stream_id!, { type: r.stream_type, version: r.stream_version }]),
     ),
+    listed: await readListings(t.tx, listings),
   };
 }
 

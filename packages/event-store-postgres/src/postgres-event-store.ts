@@ -11,6 +11,9 @@ import {
   type AppendOptions,
   type AppendResult,
   type AppendStream,
+  type DecidedAppend,
+  type DecidedAppendResult,
+  InvalidAppendError,
   type IterateOptions,
   type ProjectionReader,
   type Projector,
@@ -31,11 +34,12 @@ import {
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import type pg from 'pg';
 import type { Observable } from 'rxjs';
-import { type AppendCache, appendInTransaction } from './append-transaction.js';
+import { type AppendCache, appendInTransaction, type GroupEntry, type GroupOutcome } from './append-transaction.js';
 import { connectionError, createClient, createPool, redactUrl } from './connection.js';
 import { createDatabaseClock, type DatabaseClock, type DatabaseClockOptions, serverTimeOf } from './database-clock.js';
 import { DocumentCache } from './document-cache.js';
 import { decodeRow, EVENT_COLUMNS, type EventRow } from './event-rows.js';
+import { GroupCommit } from './group-commit.js';
 import { type ChainHead, type ChainReport, walkChain } from './hash-chain.js';
 import { catchUpProjectors, lockHead } from './head-lock.js';
 import { LogPublisher } from './log-publisher.js';
@@ -67,9 +71,6 @@ export async function openPostgresEventStore(options: PostgresEventStoreOptions)
   }
 }
 
-/** Appends one transaction takes at most. */
-const MAX_GROUP = 100;
-
 class PgStore implements PostgresEventStore {
   readonly url: string;
   readonly registry: EventRegistry;
@@ -89,9 +90,8 @@ class PgStore implements PostgresEventStore {
   private listener: NotifyListener | undefined;
   /** Appends (and rebuilds) of this store run one after another, in call order. */
   private queue: Promise<unknown> = Promise.resolve();
-  /** Appends waiting for their turn; the first turn to run takes them all (a group commit). */
-  private readonly waiting: { plan: AppendPlan; resolve: (r: AppendResult) => void; reject: (e: unknown) => void }[] =
-    [];
+  /** Appends waiting for their turn, taken together (a group commit). */
+  private readonly group: GroupCommit;
   private closed = false;
   /** Database clocks made by this store: their re-sampling stops when it closes. */
   private readonly clocks: DatabaseClock[] = [];
@@ -109,6 +109,11 @@ class PgStore implements PostgresEventStore {
     this.db = new Kysely<StoreSchema>({ dialect: new PostgresDialect({ pool: this.pool }) });
     this.transactions = new PipelinedTransactions(this.pool);
     this.runner = new ProjectorRunner(this.projectors, this.registry);
+    this.group = new GroupCommit({
+      run: (entries) => this.appendTogether(entries),
+      serially: (work) => this.serially(work),
+      named: (err) => connectionError(err, this.options.url),
+    });
     const cached = options.cachedDocuments ?? 5000;
     this.documents = cached > 0 ? new DocumentCache(cached) : undefined;
     this.publisher = new LogPublisher((after, upTo, limit) => this.readRange(after + 1, limit, undefined, upTo));
@@ -147,66 +152,33 @@ class PgStore implements PostgresEventStore {
     } catch (err) {
       return Promise.reject(err);
     }
-    return new Promise<AppendResult>((resolve, reject) => {
-      this.waiting.push({ plan, resolve, reject });
-      // Whichever of the queued turns runs first takes every append waiting by then (a group commit).
-      this.serially(() => this.appendWaiting()).catch((err: unknown) => {
-        // The turn could not run (the store closed): whatever still waits fails with that.
-        for (const w of this.waiting.splice(0)) w.reject(err);
-      });
-    });
+    return this.group.enqueue<AppendResult>(plan);
   }
 
   /**
-   * Appends what is waiting: together in one transaction (each checked in order, refusals returned to their
-   * callers alone), or, when that transaction fails as a whole (a projector threw, an event id was taken, the
-   * connection broke), each in a transaction of its own so that only the append at fault fails. An append with
-   * an idempotency key always runs alone; appends commit in call order.
+   * Decides under the log-head lock: the listings are read in the statement that takes the lock, `decide` runs
+   * in the append's turn of its group commit (after the appends before it, whose streams it is told), and what
+   * it decides is checked and appended like any append, in the same transaction.
    */
-  private async appendWaiting(): Promise<void> {
-    const batch = this.waiting.splice(0, MAX_GROUP);
-    if (batch.length === 0) return;
-    // In call order: runs of appends without a key go together, each append with a key alone.
-    const groups: (typeof batch)[] = [];
-    for (const w of batch) {
-      const last = groups[groups.length - 1];
-      if (w.plan.idempotencyKey === undefined && last && last[0]!.plan.idempotencyKey === undefined) last.push(w);
-      else groups.push([w]);
+  appendDecided<R>(request: DecidedAppend<R>): Promise<DecidedAppendResult<R>> {
+    if (this.closed) return Promise.reject(new StoreClosedError());
+    if (request.options?.idempotencyKey !== undefined) {
+      return Promise.reject(new InvalidAppendError('a decided append cannot carry an idempotency key'));
     }
-    for (const group of groups) {
-      let results: (AppendResult | Error)[];
-      try {
-        results = await this.appendTogether(group.map((w) => w.plan));
-      } catch (err) {
-        if (group.length === 1) {
-          group[0]!.reject(connectionError(err, this.options.url));
-          continue;
-        }
-        for (const w of group) {
-          try {
-            const [alone] = await this.appendTogether([w.plan]);
-            if (alone instanceof Error) w.reject(alone);
-            else w.resolve(alone!);
-          } catch (e) {
-            w.reject(connectionError(e, this.options.url));
-          }
-        }
-        continue;
-      }
-      for (const [i, r] of results.entries()) {
-        if (r instanceof Error) group[i]!.reject(r);
-        else group[i]!.resolve(r);
-      }
-    }
+    const deps = { registry: this.registry, ids: this.ids, clock: this.clock };
+    return this.group.enqueue<DecidedAppendResult<R>>({
+      decided: request as DecidedAppend<unknown>,
+      plan: (streams, options) => planAppend(streams, options, deps),
+    });
   }
 
   /** One transaction of appends, then their events published in order. */
-  private async appendTogether(plans: readonly AppendPlan[]): Promise<(AppendResult | Error)[]> {
+  private async appendTogether(entries: readonly GroupEntry[]): Promise<GroupOutcome[]> {
     const cache: AppendCache | undefined = this.documents && { documents: this.documents };
-    let results: (AppendResult | Error)[];
+    let results: GroupOutcome[];
     try {
       results = await this.transactions.run((t) =>
-        appendInTransaction(t, plans, this.registry, this.runner, this.projectors, cache),
+        appendInTransaction(t, entries, this.registry, this.runner, this.projectors, cache),
       );
     } catch (err) {
       // Committed or not, the cache cannot tell: forget it.
@@ -214,7 +186,10 @@ class PgStore implements PostgresEventStore {
       throw err;
     }
     if (cache?.committed) cache.documents.committed(cache.committed.stamp, cache.committed.seen);
-    for (const r of results) if (!(r instanceof Error) && !r.replayed) await this.publisher.publish(r.events);
+    for (const r of results) {
+      const appended = r instanceof Error ? undefined : 'result' in r ? r.appended : r;
+      if (appended && !appended.replayed) await this.publisher.publish(appended.events);
+    }
     return results;
   }
 

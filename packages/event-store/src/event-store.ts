@@ -1,5 +1,6 @@
 import type { EventMeta, EventRegistry, NewEvent, RecordedEvent } from '@demiurge/contracts';
 import type { Observable } from 'rxjs';
+import type { DecidedAppend, DecidedAppendResult } from './decided-append.js';
 import type { ExpectedVersion } from './errors.js';
 import type { ProjectionReader, ProjectorCheckpoint } from './projector.js';
 
@@ -90,6 +91,12 @@ export interface EventStore {
   readonly registry: EventRegistry;
   /** Appends to one or more streams atomically; resolves only after the commit. */
   append(streams: AppendStream | readonly AppendStream[], options?: AppendOptions): Promise<AppendResult>;
+  /**
+   * Optional: an append decided under the store's write lock from its read models (see {@link DecidedAppend}).
+   * The PostgreSQL store has it (the listings are read in the statement that takes the lock); callers fall back
+   * to reading and appending with expected versions where it is absent.
+   */
+  appendDecided?<R>(request: DecidedAppend<R>): Promise<DecidedAppendResult<R>>;
   /** The current version of a stream (0 when it does not exist). */
   streamVersion(streamId: string): Promise<number>;
   readStream(streamId: string, options?: ReadStreamOptions): Promise<RecordedEvent[]>;

@@ -8,6 +8,7 @@ export {
   type StreamFold,
   streamAppend,
 } from './command-handling.js';
+export type { DecidedAppend, DecidedAppendResult, LockedEntry, LockedListing } from './decided-append.js';
 export {
   CorruptDatabaseError,
   DamagedStoreError,

@@ -1,0 +1,145 @@
+import {
+  type EventStore,
+  type LockedEntry,
+  type LockedListing,
+  StreamVersionConflictError,
+} from '@demiurge/event-store';
+import {
+  type ClaimableEntry,
+  claimableByKindPrefix,
+  type LeaseEntry,
+  WorkItemCollections,
+  type WorkItemView,
+  workItemsProjector,
+} from '@demiurge/projector-work-items';
+import { afterAppend, type WorkAggregate, workFromView } from './work-aggregate.js';
+import { anyDue, type ClaimContext, decideClaim, type WorkClaim } from './work-claims.js';
+
+const iso = (ms: number) => new Date(ms).toISOString();
+/** Rounds of one call: a round that found fewer due items than it wants while a list was cut looks further. */
+const MAX_ROUNDS = 4;
+const PROJECTOR = workItemsProjector.name;
+
+/**
+ * The kinds ('' for all) whose last claim under the lock found nothing, per store: the next call looks at the read
+ * model first (a read, no lock) and takes the lock only when something is due. A host's idle polls stay reads.
+ */
+const idle = new WeakMap<EventStore, Set<string>>();
+
+/** Whether `claimDue` can decide its claims under the store's write lock (the PostgreSQL store can). */
+export const claimsUnderLock = (ctx: ClaimContext): boolean =>
+  ctx.store.appendDecided !== undefined && ctx.store.projectorNames.includes(PROJECTOR);
+
+/** The two listings a claim decides from: the due index (of one kind, or all) and the leases, with the items. */
+function listings(kind: string | undefined, limit: number): LockedListing[] {
+  const item = { streamField: 'workId', joinCollection: WorkItemCollections.items };
+  return [
+    kind === undefined
+      ? { projector: PROJECTOR, collection: WorkItemCollections.claimable, limit, ...item }
+      : {
+          projector: PROJECTOR,
+          collection: WorkItemCollections.claimableByKind,
+          prefix: claimableByKindPrefix(kind),
+          limit,
+          ...item,
+        },
+    { projector: PROJECTOR, collection: WorkItemCollections.leases, limit, ...item },
+  ];
+}
+
+/**
+ * `claimDue` on a store that decides appends under its write lock ({@link EventStore.appendDecided}): the due
+ * list, the expired leases and the items are read in the statement that takes the PostgreSQL store's log-head
+ * lock, and the claims are decided there, oldest first, each from its item's read model (current under the
+ * lock) at its stream's head version, with a fresh token and attempt + 1 as always. Concurrent claimers (other
+ * hosts, other callers in the same group commit, which skip what earlier ones in it took) never decide on a
+ * stale list, so they never race for an item: a lost race is only a version conflict that should not happen.
+ * After a call that found nothing, the next one first reads whether anything is due (outside the lock), so the
+ * polls of an idle host do not queue on the lock that every host's appends take.
+ */
+export async function claimDueUnderLock(
+  ctx: ClaimContext,
+  options: { kind?: string | undefined; limit: number; leaseMs: number },
+): Promise<WorkClaim[]> {
+  const append = ctx.store.appendDecided!.bind(ctx.store);
+  let idleKinds = idle.get(ctx.store);
+  if (!idleKinds) {
+    idleKinds = new Set();
+    idle.set(ctx.store, idleKinds);
+  }
+  const kindKey = options.kind ?? '';
+  if (idleKinds.has(kindKey) && !(await anyDue(ctx.store, options.kind, iso(ctx.clock.now())))) return [];
+  const claims: WorkClaim[] = [];
+  let lost = 0;
+  for (let round = 0, scale = 1; round < MAX_ROUNDS && claims.length < options.limit; round++, scale *= 2) {
+    const want = options.limit - claims.length;
+    const limit = (want + 2) * scale;
+    let more = false;
+    try {
+      const { result, appended } = await append({
+        listings: listings(options.kind, limit),
+        options: ctx.appendOptions,
+        decide: ([claimable, leases], taken) => {
+          const now = ctx.clock.now();
+          const at = iso(now);
+          const due = dueEntries(claimable!, leases!, { kind: options.kind, limit }, at);
+          more = due.more;
+          const streams = [];
+          const made: { claim: WorkClaim; item: WorkAggregate }[] = [];
+          const seen = new Set<string>();
+          for (const entry of due.entries) {
+            if (made.length >= want) break;
+            const id = entry.streamId;
+            if (id === undefined || taken.has(id) || seen.has(id) || entry.joined === undefined) continue;
+            seen.add(id);
+            const item = workFromView(entry.joined as WorkItemView, entry.streamVersion ?? 0);
+            const decision = decideClaim(ctx, item, now, options.leaseMs);
+            if (decision.stream) streams.push(decision.stream);
+            if ('claim' in decision) made.push({ claim: decision.claim, item });
+          }
+          return { streams, result: made };
+        },
+      });
+      for (const { claim, item } of result) {
+        claims.push(claim);
+        ctx.claimed?.(claim, afterAppend(item, appended?.events ?? []));
+      }
+      if (result.length < want && !more) break;
+    } catch (err) {
+      // Not expected under the lock; counted as a lost race and tried again, as the listing path does.
+      if (!(err instanceof StreamVersionConflictError)) throw err;
+      lost++;
+    }
+  }
+  if (lost > 0) ctx.onRacesLost?.(lost);
+  if (claims.length === 0) idleKinds.add(kindKey);
+  else idleKinds.delete(kindKey);
+  return claims;
+}
+
+/**
+ * The due entries, oldest first (queued or retry_scheduled and due, then leased with an expired lease, never
+ * `sending`), and whether more lie beyond (a list was cut while its entries were still due).
+ */
+function dueEntries(
+  claimable: readonly LockedEntry[],
+  leases: readonly LockedEntry[],
+  options: { kind: string | undefined; limit: number },
+  at: string,
+): { entries: LockedEntry[]; more: boolean } {
+  const entries: LockedEntry[] = [];
+  for (const entry of claimable) {
+    if ((entry.doc as ClaimableEntry).dueAt > at) break;
+    entries.push(entry);
+  }
+  const claimableCut = claimable.length === options.limit && entries.length === claimable.length;
+  let expired = 0;
+  for (const entry of leases) {
+    const lease = entry.doc as LeaseEntry;
+    if (lease.leaseUntil >= at) break;
+    expired++;
+    if (lease.status !== 'sending' && (options.kind === undefined || lease.kind === options.kind)) entries.push(entry);
+  }
+  const leasesCut = leases.length === options.limit && expired === leases.length;
+  return { entries, more: claimableCut || leasesCut };
+}

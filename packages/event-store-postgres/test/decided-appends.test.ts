@@ -1,0 +1,157 @@
+import { type DecidedAppend, defineProjector, InvalidAppendError } from '@demiurge/event-store';
+import { testEventRegistry } from '@demiurge/event-store/testing';
+import pg from 'pg';
+import { afterEach, expect, it } from 'vitest';
+import { openPostgresEventStore, type PostgresEventStore } from '../src/index.js';
+import { testServer } from './test-server.js';
+
+const { server, describePg } = await testServer();
+const opened: PostgresEventStore[] = [];
+afterEach(async () => {
+  for (const store of opened.splice(0)) await store.close();
+});
+
+// A queue: `test.created` opens an item (indexed in `open`), `test.noted` takes it (out of the index).
+const queue = defineProjector({
+  name: 'queue',
+  version: 1,
+  handles: ['test.created', 'test.noted'],
+  apply: (event, tx) => {
+    if (event.type === 'test.created') {
+      tx.put('items', event.streamId, { id: event.streamId, taken: false });
+      tx.put('open', event.streamId, { id: event.streamId });
+    } else {
+      tx.put('items', event.streamId, { id: event.streamId, taken: true });
+      tx.delete('open', event.streamId);
+    }
+  },
+});
+
+const open = (url: string) =>
+  openPostgresEventStore({ url, registry: testEventRegistry, projectors: [queue] }).then((s) => {
+    opened.push(s);
+    return s;
+  });
+
+/** Takes the first open item no earlier append of the transaction wrote: the item's id, or undefined. */
+const takeOne = (by: string): DecidedAppend<string | undefined> => ({
+  listings: [{ projector: 'queue', collection: 'open', limit: 2, streamField: 'id', joinCollection: 'items' }],
+  decide: ([listed], taken) => {
+    const entry = listed!.find((e) => !taken.has(e.streamId!) && !(e.joined as { taken: boolean }).taken);
+    if (!entry) return { streams: [], result: undefined };
+    return {
+      streams: [
+        {
+          streamType: 'test',
+          streamId: entry.streamId!,
+          expectedVersion: entry.streamVersion!,
+          events: [{ type: 'test.noted', data: { text: by } }],
+        },
+      ],
+      result: entry.streamId,
+    };
+  },
+});
+
+/** Every statement the process sends while `work` runs. */
+async function statementsOf(work: () => Promise<unknown>): Promise<string[]> {
+  const seen: string[] = [];
+  const original = pg.Client.prototype.query;
+  pg.Client.prototype.query = function (this: pg.Client, config: unknown, ...rest: unknown[]) {
+    seen.push(typeof config === 'string' ? config : (config as { text: string }).text);
+    return (original as (...args: unknown[]) => unknown).call(this, config, ...rest);
+  } as typeof original;
+  try {
+    await work();
+  } finally {
+    pg.Client.prototype.query = original;
+  }
+  return seen;
+}
+
+describePg('appends decided under the log-head lock', () => {
+  it('two hosts with six deciders each take every item exactly once, and never lose a race', async () => {
+    const url = await server!.createDatabase();
+    const a = await open(url);
+    const b = await open(url);
+    const items = Array.from({ length: 60 }, (_, i) => `item-${String(i).padStart(2, '0')}`);
+    for (const id of items) {
+      await a.append({
+        streamType: 'test',
+        streamId: id,
+        expectedVersion: 'no_stream',
+        events: [{ type: 'test.created', data: { name: id } }],
+      });
+    }
+    const takenBy = new Map<string, string[]>();
+    const decider = async (store: PostgresEventStore, name: string) => {
+      for (;;) {
+        const { result, appended } = await store.appendDecided!(takeOne(name));
+        if (result === undefined) return;
+        expect(appended?.events.map((e) => e.streamId)).toEqual([result]);
+        takenBy.set(result, [...(takenBy.get(result) ?? []), name]);
+      }
+    };
+    // A rejection (a version conflict: a lost race) fails the test.
+    await Promise.all([
+      ...Array.from({ length: 6 }, (_, i) => decider(a, `a${i}`)),
+      ...Array.from({ length: 6 }, (_, i) => decider(b, `b${i}`)),
+    ]);
+    expect([...takenBy.keys()].sort()).toEqual(items);
+    expect([...takenBy.values()].filter((by) => by.length !== 1)).toEqual([]);
+    // Both hosts took some (the other host's commits are seen under the lock, not raced).
+    const byHost = (h: string) => [...takenBy.values()].filter(([by]) => by!.startsWith(h)).length;
+    expect(byHost('a')).toBeGreaterThan(0);
+    expect(byHost('b')).toBeGreaterThan(0);
+    for (const id of items) expect(await a.streamVersion(id)).toBe(2);
+    expect(await b.projection('queue').list('open')).toEqual([]);
+    expect((await a.verifyChain()).ok).toBe(true);
+  });
+
+  it('costs no round trip of its own: BEGIN with the lock and the listing, then the write with COMMIT', async () => {
+    const store = await open(await server!.createDatabase());
+    for (const id of ['x', 'y']) {
+      await store.append({
+        streamType: 'test',
+        streamId: id,
+        expectedVersion: 'no_stream',
+        events: [{ type: 'test.created', data: { name: id } }],
+      });
+    }
+    const sent = await statementsOf(() => store.appendDecided!(takeOne('me')));
+    expect(sent.map((s) => s.trim().slice(0, 6).toUpperCase())).toEqual(['BEGIN', 'SELECT', 'WITH I', 'COMMIT']);
+    expect(await store.projection('queue').list('open')).toEqual([{ id: 'y' }]);
+  });
+
+  it('refuses an idempotency key; a decision that throws fails alone, the others in its transaction commit', async () => {
+    const store = await open(await server!.createDatabase());
+    for (const id of ['p', 'q']) {
+      await store.append({
+        streamType: 'test',
+        streamId: id,
+        expectedVersion: 'no_stream',
+        events: [{ type: 'test.created', data: { name: id } }],
+      });
+    }
+    await expect(store.appendDecided!({ ...takeOne('k'), options: { idempotencyKey: 'k1' } })).rejects.toThrow(
+      InvalidAppendError,
+    );
+    const failing: DecidedAppend<never> = {
+      listings: [],
+      decide: () => {
+        throw new Error('cannot decide');
+      },
+    };
+    const [first, bad, second, none] = await Promise.allSettled([
+      store.appendDecided!(takeOne('1')),
+      store.appendDecided!(failing),
+      store.appendDecided!(takeOne('2')),
+      store.appendDecided!(takeOne('3')),
+    ]);
+    expect(first).toMatchObject({ status: 'fulfilled', value: { result: 'p' } });
+    expect(bad).toMatchObject({ status: 'rejected', reason: { message: 'cannot decide' } });
+    // The second decider skipped what the first took in the same transaction.
+    expect(second).toMatchObject({ status: 'fulfilled', value: { result: 'q' } });
+    expect(none).toMatchObject({ status: 'fulfilled', value: { result: undefined, appended: undefined } });
+  });
+});
