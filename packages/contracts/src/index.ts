@@ -62,6 +62,7 @@ export {
   McpServerStarted,
   McpServerStarting,
   McpServerStopped,
+  McpServerToolsChanged,
   McpToolListing,
   McpTransport,
   mcpServerEvents,
