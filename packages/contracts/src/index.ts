@@ -64,6 +64,7 @@ export {
   McpServerStarted,
   McpServerStarting,
   McpServerStopped,
+  McpServerToolsChanged,
   McpToolListing,
   McpTransport,
   mcpServerEvents,

@@ -137,6 +137,11 @@ const EXTRA: Readonly<Record<string, object>> = {
   'task.artifact_recorded': { artifactId: 'art-1', name: 'stdout', path: '/tmp/x', bytes: 3 },
   'mcp.server_starting': { server: 'fs', coreId: 'default', host: 'h1', transport: 'stdio', target: 'node fs.js' },
   'mcp.server_started': { attempt: 1, pid: 42, tools: [{ name: 'fs__read_file', tool: 'read_file', readOnly: true }] },
+  'mcp.tools_changed': {
+    tools: [{ name: 'fs__list', tool: 'list', readOnly: true }],
+    added: ['fs__list'],
+    removed: ['fs__read_file'],
+  },
   'mcp.server_crashed': { reason: 'exited with code 1', nextAttempt: 2, restartInMs: 500 },
   'mcp.server_failed': { reason: 'exited with code 1', attempts: 5 },
   'mcp.server_stopped': { reason: 'the host closed' },

@@ -18,6 +18,7 @@ export {
 } from './mcp-server-supervisor.js';
 export { McpServers, type McpServersOptions } from './mcp-servers.js';
 export { MCP_SERVER_EVENT_TYPES, type McpServerStatus, mcpServerStatus, stopServersOfGoneHosts } from './mcp-status.js';
+export type { McpToolChange } from './mcp-tool-set.js';
 export { isReadOnly, MCP_NAMESPACE_SEPARATOR, mcpToolDefinition, namespacedToolName } from './mcp-tools.js';
 export {
   createRuntimeMcpServer,

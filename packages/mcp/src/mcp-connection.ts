@@ -2,7 +2,7 @@ import type { McpServerSpec } from '@demiurge/slots';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
+import { type CallToolResult, type Tool, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 
 /** The client name and version this host gives MCP servers in the handshake. */
 export const MCP_CLIENT_INFO = { name: 'demiurge', version: '0.1.0' } as const;
@@ -28,6 +28,10 @@ export interface McpConnection {
   readonly pid: number | undefined;
   readonly tools: readonly Tool[];
   callTool(name: string, args: Record<string, unknown>, signal: AbortSignal): Promise<CallToolResult>;
+  /** Lists the server's tools again (every page). */
+  listTools(): Promise<Tool[]>;
+  /** Called on each `notifications/tools/list_changed` the server sends. */
+  onToolsChanged(listener: () => void): void;
   /** Called once when the connection closes without {@link close}: the server exited or went away. */
   onLost(listener: (reason: string) => void): void;
   /** Closes the connection (a stdio server's process is ended); no `onLost` report follows. */
@@ -87,23 +91,33 @@ export async function connectMcpServer(spec: McpServerSpec): Promise<McpConnecti
     lost?.(lostReason);
     void client.close().catch(() => undefined);
   };
-  const timeout = new AbortController();
-  const timer = setTimeout(() => timeout.abort(), spec.startupTimeoutMs);
-  try {
-    await client.connect(transport, { timeout: spec.startupTimeoutMs, signal: timeout.signal });
+  let toolsChanged: (() => void) | undefined;
+  client.setNotificationHandler(ToolListChangedNotificationSchema, () => toolsChanged?.());
+  const listAll = async (signal?: AbortSignal): Promise<Tool[]> => {
     const tools: Tool[] = [];
     let cursor: string | undefined;
     do {
       const page = await client.listTools(cursor ? { cursor } : {}, {
         timeout: spec.startupTimeoutMs,
-        signal: timeout.signal,
+        ...(signal ? { signal } : {}),
       });
       tools.push(...page.tools);
       cursor = page.nextCursor;
     } while (cursor);
+    return tools;
+  };
+  const timeout = new AbortController();
+  const timer = setTimeout(() => timeout.abort(), spec.startupTimeoutMs);
+  try {
+    await client.connect(transport, { timeout: spec.startupTimeoutMs, signal: timeout.signal });
+    const tools = await listAll(timeout.signal);
     return {
       pid: transport instanceof StdioClientTransport ? (transport.pid ?? undefined) : undefined,
       tools,
+      listTools: () => listAll(),
+      onToolsChanged: (listener) => {
+        toolsChanged = listener;
+      },
       callTool: async (name, args, signal) =>
         (await client.callTool({ name, arguments: args }, undefined, {
           signal,

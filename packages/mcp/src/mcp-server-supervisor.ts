@@ -14,7 +14,7 @@ import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { McpServerUnavailableError, McpToolError } from './errors.js';
 import { connectMcpServer, describeTarget, type McpConnection } from './mcp-connection.js';
 import { resultText } from './mcp-result.js';
-import { isReadOnly, mcpToolDefinition } from './mcp-tools.js';
+import { type McpToolChange, McpToolSet } from './mcp-tool-set.js';
 
 /** Where the MCP runtime reports what no caller waits for (a crash, a restart, a failed write). */
 export interface McpLogger {
@@ -46,8 +46,11 @@ export interface McpServerSupervisorOptions {
   readonly spec: McpServerSpec;
   readonly logger: McpLogger;
   readonly backoff: McpBackoff;
-  /** Told about tools listed for the first time (at the first start, or new in a restart's listing). */
-  readonly onNewTools: (tools: readonly ToolDefinition[]) => void;
+  /**
+   * Told about tools listed for the first time (at the first start, or new in a restart's listing) and about a
+   * changed listing (`tools/list_changed`: added and removed tools).
+   */
+  readonly onToolsChanged: (change: McpToolChange) => void;
 }
 
 /** One server as `status` shows it (live, from the process running it). */
@@ -86,21 +89,27 @@ export class McpServerSupervisor {
   private restartTimer: NodeJS.Timeout | undefined;
   private writes: Promise<void> = Promise.resolve();
   private closed = false;
-  private readonly defined = new Map<string, ToolDefinition>();
+  private readonly toolSet: McpToolSet;
+  private relisting: Promise<void> = Promise.resolve();
   /** Calls waiting for a restart to finish (or to be given up). */
   private waiters: (() => void)[] = [];
 
   constructor(private readonly options: McpServerSupervisorOptions) {
     this.mcpServerId = options.ids.next(IdPrefix.mcpServer);
+    this.toolSet = new McpToolSet(
+      options.spec.name,
+      (tool, qualified, args, signal) => this.call(tool, qualified, args, signal),
+      (message) => options.logger.warn(message),
+    );
   }
 
   get name(): string {
     return this.options.spec.name;
   }
 
-  /** The tools listed so far (every tool ever listed by this server under this host), by the server's names. */
+  /** The tools offered so far (listed by this server under this host, less those a list change removed). */
   tools(): ToolDefinition[] {
-    return [...this.defined.values()];
+    return this.toolSet.definitions();
   }
 
   status(): McpServerLiveStatus {
@@ -237,27 +246,7 @@ export class McpServerSupervisor {
       await connection.close();
       return;
     }
-    const fresh: ToolDefinition[] = [];
-    const listing: McpToolListing[] = [];
-    for (const tool of connection.tools) {
-      // A tool keeps its definition across restarts (the registry holds it); only new tools are added.
-      let definition = this.defined.get(tool.name);
-      if (!definition) {
-        const made = mcpToolDefinition(this.name, tool, (args, signal) =>
-          this.call(tool.name, made?.name ?? tool.name, args, signal),
-        );
-        if (!made) {
-          this.options.logger.warn(
-            `MCP server ${this.name}: tool "${tool.name}" has no usable name; it is not offered`,
-          );
-          continue;
-        }
-        definition = made;
-        this.defined.set(tool.name, definition);
-        fresh.push(definition);
-      }
-      listing.push({ name: definition.name, tool: tool.name, readOnly: isReadOnly(tool) });
-    }
+    const { listing, change } = this.toolSet.apply(connection.tools, false);
     this.connection = connection;
     this.pid = connection.pid;
     this.listing = listing;
@@ -278,15 +267,66 @@ export class McpServerSupervisor {
       attempt: this.attempt,
     });
     connection.onLost((reason) => this.lost(connection, reason));
+    connection.onToolsChanged(() => void this.relist(connection));
+    this.offer(change);
+    this.wake();
+  }
+
+  private offer(change: McpToolChange): void {
+    if (change.added.length === 0 && change.removed.length === 0) return;
     try {
-      if (fresh.length > 0) this.options.onNewTools(fresh);
+      this.options.onToolsChanged(change);
     } catch (err) {
       this.options.logger.error(`MCP server ${this.name}: its tools could not be offered: ${(err as Error).message}`, {
         server: this.name,
         error: err,
       });
     }
-    this.wake();
+  }
+
+  /**
+   * The server said its tools changed (`notifications/tools/list_changed`): lists them again (one listing at a
+   * time), records `mcp.tools_changed` when the listing differs, and offers the new set (turns admitted from now
+   * on see it). A listing that fails is logged; the tools stay as they were.
+   */
+  private relist(connection: McpConnection): Promise<void> {
+    this.relisting = this.relisting.then(async () => {
+      if (this.connection !== connection || this.closed) return;
+      let tools: Awaited<ReturnType<McpConnection['listTools']>>;
+      try {
+        tools = await connection.listTools();
+      } catch (err) {
+        this.options.logger.warn(
+          `MCP server ${this.name}: its changed tools could not be listed: ${(err as Error).message}`,
+          {
+            server: this.name,
+          },
+        );
+        return;
+      }
+      if (this.connection !== connection || this.closed) return;
+      const { listing, change } = this.toolSet.apply(tools, true);
+      if (JSON.stringify(listing) === JSON.stringify(this.listing)) return;
+      this.listing = listing;
+      await this.record([
+        {
+          type: 'mcp.tools_changed',
+          data: {
+            mcpServerId: this.mcpServerId,
+            tools: listing,
+            added: change.added.map((t) => t.name),
+            removed: [...change.removed],
+          },
+        },
+      ]);
+      this.options.logger.info(`MCP server ${this.name} changed its tools: ${listing.length} now`, {
+        server: this.name,
+        added: change.added.map((t) => t.name),
+        removed: change.removed,
+      });
+      this.offer(change);
+    });
+    return this.relisting;
   }
 
   private lost(connection: McpConnection, reason: string): void {

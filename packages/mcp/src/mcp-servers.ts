@@ -10,6 +10,7 @@ import {
   McpServerSupervisor,
 } from './mcp-server-supervisor.js';
 import { stopServersOfGoneHosts } from './mcp-status.js';
+import type { McpToolChange } from './mcp-tool-set.js';
 
 export interface McpServersOptions {
   readonly store: EventStore;
@@ -29,19 +30,23 @@ export interface McpServersOptions {
 /**
  * The MCP tool servers of one host: `start` records the servers a gone host left running as stopped, then
  * starts every server of the core (in parallel; each first attempt awaited, a failed one restarting in the
- * background) and hands their tools out namespaced by server; servers that come up later, or list new tools on
- * a restart, are handed out through `onNewTools`. `close` stops them all.
+ * background) and hands their tools out namespaced by server; servers that come up later, list new tools on a
+ * restart, or change their tools (`tools/list_changed`) hand the change out through `onToolsChanged`. `close`
+ * stops them all.
  *
  * @example
  * ```ts
  * const mcp = new McpServers({ store, clock, ids, host, coreId: core.id, servers: core.mcpServers, logger, isHostAlive });
- * mcp.onNewTools((tools) => tools.forEach((t) => registry.register(t)));
+ * mcp.onToolsChanged(({ added, removed }) => {
+ *   removed.forEach((name) => registry.unregister(name));
+ *   added.forEach((t) => registry.register(t));
+ * });
  * await mcp.start();
  * ```
  */
 export class McpServers {
   private readonly supervisors: McpServerSupervisor[];
-  private readonly listeners: ((tools: readonly ToolDefinition[]) => void)[] = [];
+  private readonly listeners: ((change: McpToolChange) => void)[] = [];
 
   constructor(private readonly options: McpServersOptions) {
     const backoff = { ...DEFAULT_MCP_BACKOFF, ...options.backoff };
@@ -56,15 +61,18 @@ export class McpServers {
           spec,
           logger: options.logger,
           backoff,
-          onNewTools: (tools) => {
-            for (const listener of this.listeners) listener(tools);
+          onToolsChanged: (change) => {
+            for (const listener of this.listeners) listener(change);
           },
         }),
     );
   }
 
-  /** Called with the tools each server lists for the first time (at its first successful start, or later). */
-  onNewTools(listener: (tools: readonly ToolDefinition[]) => void): void {
+  /**
+   * Called with the tools each server lists for the first time (at its first successful start, or later), and
+   * with what a server's `tools/list_changed` changed (tools added, names removed).
+   */
+  onToolsChanged(listener: (change: McpToolChange) => void): void {
     this.listeners.push(listener);
   }
 

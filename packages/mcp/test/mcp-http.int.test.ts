@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { createIdGenerator, systemClock } from '@demiurge/contracts';
 import type { EventStore } from '@demiurge/event-store';
 import { openSqliteEventStore } from '@demiurge/event-store-sqlite';
+import { mcpServersProjector } from '@demiurge/projector-mcp-servers';
 import { ToolOutcomeUnknownError } from '@demiurge/turn-engine';
 import { afterEach, describe, expect, it } from 'vitest';
 import { McpServers, mcpServerStatus } from '../src/index.js';
@@ -57,7 +58,7 @@ describe('a streamable HTTP MCP server (server-everything from npm)', () => {
     const url = await httpServer();
     store = await openSqliteEventStore({
       path: join(dir, 'store.sqlite3'),
-      projectors: [],
+      projectors: [mcpServersProjector],
       clock: systemClock,
       ids: createIdGenerator(systemClock),
     });

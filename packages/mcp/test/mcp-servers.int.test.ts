@@ -6,6 +6,7 @@ import { createIdGenerator, systemClock } from '@demiurge/contracts';
 import type { EventStore } from '@demiurge/event-store';
 import { openSqliteEventStore } from '@demiurge/event-store-sqlite';
 import { verifyLog } from '@demiurge/lifecycle';
+import { mcpServersProjector } from '@demiurge/projector-mcp-servers';
 import type { McpServerSpec } from '@demiurge/slots';
 import { ToolOutcomeUnknownError } from '@demiurge/turn-engine';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -41,7 +42,7 @@ const stdio = (name: string, args: string[], maxRestarts = 5): McpServerSpec => 
 async function open(specs: McpServerSpec[], host = 'host-a'): Promise<McpServers> {
   store ??= await openSqliteEventStore({
     path: join(dir, 'store.sqlite3'),
-    projectors: [],
+    projectors: [mcpServersProjector],
     clock: systemClock,
     ids: createIdGenerator(systemClock),
   });

@@ -55,6 +55,7 @@ export type {
   HistoryEntry,
   HistoryResult,
   LiveRunStatus,
+  McpServerStatusEntry,
   OpenApprovalStatus,
   StatusResult,
 } from './operator-results.js';

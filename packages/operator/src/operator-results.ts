@@ -33,6 +33,23 @@ export interface CoreStatus {
   readonly number: number | null;
 }
 
+/** One MCP tool server of the Agent Core (`mcp.yaml`), as the host that ran it last reported it. */
+export interface McpServerStatusEntry {
+  readonly server: string;
+  readonly mcp_server_id: string;
+  /** `starting`, `running`, `restarting`, `failed` or `stopped` (the MCP server machine's states). */
+  readonly state: string;
+  readonly transport: string;
+  readonly target: string;
+  /** The tools of its latest listing. */
+  readonly tools: number;
+  readonly attempts: number;
+  readonly crashes: number;
+  readonly last_reason: string | null;
+  readonly host: string;
+  readonly since: string;
+}
+
 export interface StatusResult<Work = unknown, Schedules = unknown, Session = unknown, Run = unknown> {
   readonly host: { readonly owner: string; readonly closing: boolean; readonly provider: string };
   /** The Agent Core the next turn runs: its id and current revision (null: unversioned working copy). */
@@ -41,6 +58,8 @@ export interface StatusResult<Work = unknown, Schedules = unknown, Session = unk
   readonly live_runs: readonly LiveRunStatus[];
   readonly schedules: Schedules;
   readonly open_approvals: readonly OpenApprovalStatus[];
+  /** The core's MCP tool servers (empty when it lists none). */
+  readonly mcp_servers?: readonly McpServerStatusEntry[];
   /** With `session_id`: the session. */
   readonly session?: Session;
   /** With `session_id`: the session's runs, in queue order. */

@@ -18,6 +18,11 @@ export class ToolRegistry {
     return this;
   }
 
+  /** Removes a tool (an MCP server stopped listing it); true when it was registered. */
+  unregister(name: string): boolean {
+    return this.tools.delete(name);
+  }
+
   get(name: string): ToolDefinition | undefined {
     return this.tools.get(name);
   }

@@ -77,7 +77,7 @@ describe('exit codes and error lines', () => {
     const run = capture();
     expect(await runCli(['rebuild', '--projector', 'nope', '--home', join(tempHome(), 'nowhere')], run.io)).toBe(2);
     expect(run.err).toEqual([
-      'demiurge: unknown projector "nope"; projectors: sessions, runs, task-board, work-items, outbox, operator-status, slot-runs, schedule-instances',
+      'demiurge: unknown projector "nope"; projectors: sessions, runs, task-board, work-items, outbox, operator-status, slot-runs, schedule-instances, mcp-servers',
     ]);
   });
 

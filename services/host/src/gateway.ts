@@ -18,6 +18,7 @@ import { taskBoardReader } from '@demiurge/projector-task-board';
 import { merge, mergeMap, type Observable } from 'rxjs';
 import type { DemiurgeApp, Submitted } from './app.js';
 import { describeFailure } from './describe-failure.js';
+import { mcpStatusEntries } from './mcp-status-entries.js';
 import { HostOperatorSession, type SessionGatewayOptions } from './operator-session/host-operator-session.js';
 import { type ScheduleOverview, scheduleOverview } from './schedule-overview.js';
 
@@ -122,6 +123,7 @@ export function createOperatorBackend(app: DemiurgeApp, options: GatewayOptions 
           status: a.status,
           expires_at: a.expiresAt,
         })),
+        mcp_servers: await mcpStatusEntries(app.store),
       };
       if (!p.session_id) return base;
       const session = await runtime.sessions.get(p.session_id);

@@ -20,7 +20,7 @@ describe('demiurge init and doctor (child process)', () => {
     expect(run.stdout).toContain(`created  home        ${dir} (0700)`);
     expect(run.stdout).toContain(`created  runtime dir ${join(dir, 'runtime')} (0700)`);
     expect(run.stdout).toContain(`created  config      ${join(dir, 'config.yaml')} (provider fake)`);
-    expect(run.stdout).toMatch(/created {2}database {4}\S+runtime\.sqlite3 \(schema v\d+, 8 projections, 0 events\)/);
+    expect(run.stdout).toMatch(/created {2}database {4}\S+runtime\.sqlite3 \(schema v\d+, 9 projections, 0 events\)/);
     expect(mode(dir)).toBe(0o700);
     expect(mode(join(dir, 'runtime'))).toBe(0o700);
     expect(existsSync(join(dir, 'runtime', 'runtime.sqlite3'))).toBe(true);
@@ -66,6 +66,7 @@ describe('demiurge init and doctor (child process)', () => {
       'operator-status',
       'slot-runs',
       'schedule-instances',
+      'mcp-servers',
     ]);
     expect(readFileSync(join(dir, 'config.yaml'), 'utf8')).toContain('model: mine');
   });

@@ -19,7 +19,7 @@ describe('demiurge CLI (child process)', () => {
     expect(run.stderr).toBe('');
     expect(run.code).toBe(0);
     expect(run.stdout).toContain(`store    ${db()}`);
-    expect(run.stdout).toMatch(/log {6}9 events; rebuilt 9 into 8 projection\(s\)/);
+    expect(run.stdout).toMatch(/log {6}9 events; rebuilt 9 into 9 projection\(s\)/);
     expect(run.stdout).toMatch(/session ses_[0-9A-Z]{26} {2}"Demo: planning a trip" {2}\[active\]/);
     expect(run.stdout).toContain('assistant About 180 EUR');
     expect(run.stdout).toMatch(/projection sessions v\d+ at position 9: bindings=1 messages=4 sessions=1 turns=2/);
@@ -66,6 +66,7 @@ describe('demiurge CLI (child process)', () => {
         'operator-status',
         'slot-runs',
         'schedule-instances',
+        'mcp-servers',
       ],
     });
     expect(report.projections.map((p) => [p.name, p.position])).toEqual(
@@ -78,13 +79,14 @@ describe('demiurge CLI (child process)', () => {
         'operator-status',
         'slot-runs',
         'schedule-instances',
+        'mcp-servers',
       ].map((n) => [n, 9]),
     );
     const after = new Database(db(), { readonly: true });
     expect(after.prepare('SELECT collection, id, doc FROM projection_documents ORDER BY 1, 2').all()).toEqual(before);
     after.close();
     const text = await demiurge(['rebuild', '--home', home.path]);
-    expect(text.stdout).toContain('rebuilt 8 projection(s) from 9 events');
+    expect(text.stdout).toContain('rebuilt 9 projection(s) from 9 events');
   });
 
   it('refuses a garbage database with a clear message, no stack, and leaves it untouched', async () => {

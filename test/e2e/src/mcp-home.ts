@@ -1,6 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { demiurge } from './cli.js';
 import { type FakeStep, writeHostHome } from './serve-process.js';
 
@@ -37,6 +38,25 @@ export function writeMcpHome(home: string, options: { script: readonly FakeStep[
     ].join('\n'),
   );
   return { workspace, files };
+}
+
+/** A small MCP server of these tests (the SDK's McpServer): its tool `swap` removes `old` and adds `late`. */
+const changingServer = join(dirname(fileURLToPath(import.meta.url)), 'fixtures', 'changing-tools-server.mjs');
+
+/** A fake step of one conversation (its first user message contains `match`). */
+export type MatchedStep = FakeStep & { match: string };
+
+/** A home whose core lists the changing server as `dyn`, the fake provider playing `script`; returns the workspace. */
+export function writeChangingHome(path: string, script: readonly MatchedStep[]): string {
+  const core = join(path, 'core');
+  mkdirSync(core, { recursive: true });
+  writeFileSync(join(core, 'agent.yaml'), 'id: default\nname: changing tools\ninstructions: Use the tools.\n');
+  writeFileSync(join(core, 'pipelines.yaml'), 'schema_version: 1\n');
+  writeFileSync(
+    join(core, 'mcp.yaml'),
+    `schema_version: 1\nservers:\n  dyn:\n    command: ${JSON.stringify(process.execPath)}\n    args: [${JSON.stringify(changingServer)}]\n`,
+  );
+  return writeHostHome(path, { script, extra: [`core: ${core}`] });
 }
 
 export interface LoggedEvent {

@@ -91,7 +91,7 @@ describe('a host on PostgreSQL (real CLI, real server)', () => {
     const verified = await demiurge(['verify', '--home', home.path], { DEMIURGE_STORE_URL: url });
     expect(verified.code).toBe(0);
     expect(verified.stdout).toMatch(/ok {4}log: \d+ event\(s\) in \d+ stream\(s\) follow their lifecycle machines/);
-    expect(verified.stdout).toMatch(/ok {4}projections: 8 equal a fresh rebuild/);
+    expect(verified.stdout).toMatch(/ok {4}projections: 9 equal a fresh rebuild/);
     // A second migrate into the now non-empty database is refused, and changes nothing.
     const again = await demiurge(['migrate', '--to', url, '--home', home.path]);
     expect(again.code).toBe(1);

@@ -46,7 +46,7 @@ describe('verify, rebuild and events --follow (child process)', () => {
     expect(run.stdout).toMatch(
       /^ok {4}invariants: ended-tasks-leave-active-lanes, deleted-tasks-hidden, terminal-runs-leave-no-active-tasks, live-runs-have-a-valid-owner-lease, turns-pinned-revisions-exist$/m,
     );
-    expect(run.stdout).toMatch(/^ok {4}projections: 8 equal a fresh rebuild/m);
+    expect(run.stdout).toMatch(/^ok {4}projections: 9 equal a fresh rebuild/m);
     expect(run.stdout).toMatch(/^verify: ok \(\d+ ms\)$/m);
     expect(sha()).toBe(before);
   });
@@ -125,7 +125,7 @@ describe('verify, rebuild and events --follow (child process)', () => {
     const unknown = await cli('rebuild', '--projector', 'task-boards');
     expect([unknown.code, unknown.stderr]).toEqual([
       2,
-      'demiurge: unknown projector "task-boards"; projectors: sessions, runs, task-board, work-items, outbox, operator-status, slot-runs, schedule-instances\n',
+      'demiurge: unknown projector "task-boards"; projectors: sessions, runs, task-board, work-items, outbox, operator-status, slot-runs, schedule-instances, mcp-servers\n',
     ]);
   });
 

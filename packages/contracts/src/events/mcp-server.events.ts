@@ -50,6 +50,23 @@ export const McpServerStarted = defineEvent({
   }),
 });
 
+export const McpServerToolsChanged = defineEvent({
+  type: 'mcp.tools_changed',
+  schemaVersion: 1,
+  description:
+    'The running MCP server notified `notifications/tools/list_changed` and the host listed its tools again: the new ' +
+    'listing, with the names offered to the model that it added and removed. Turns admitted from now on are offered ' +
+    'the new list (a turn keeps the tools pinned at its admission, less the removed ones).',
+  data: z.object({
+    mcpServerId: McpServerId,
+    tools: z.array(McpToolListing),
+    /** Names offered to the model (`<server>__<tool>`) new in this listing. */
+    added: z.array(z.string().min(1)),
+    /** Names offered before that this listing no longer has. */
+    removed: z.array(z.string().min(1)),
+  }),
+});
+
 export const McpServerCrashed = defineEvent({
   type: 'mcp.server_crashed',
   schemaVersion: 1,
@@ -85,6 +102,7 @@ export const McpServerStopped = defineEvent({
 export const mcpServerEvents = [
   McpServerStarting,
   McpServerStarted,
+  McpServerToolsChanged,
   McpServerCrashed,
   McpServerFailed,
   McpServerStopped,

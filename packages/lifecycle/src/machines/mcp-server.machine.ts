@@ -6,7 +6,8 @@ import { defineLifecycle, type LifecycleEvent, type StateOf } from '../define-li
 export type McpServerEventType = (typeof mcpServerEvents)[number]['type'];
 
 /**
- * One MCP server as one host runs it: starting, then running once it listed its tools; a crash (or a failed
+ * One MCP server as one host runs it: starting, then running once it listed its tools (and listed again when it
+ * notifies that they changed); a crash (or a failed
  * start) makes it restarting until the next start succeeds, or failed once its restarts are used up; the host's
  * close (or a later host start, for a host that is gone) stops it.
  */
@@ -27,7 +28,11 @@ export const mcpServerMachine = setup({
     },
     running: {
       description: 'Connected; its tools are offered to the model.',
-      on: { 'mcp.server_crashed': 'restarting', 'mcp.server_stopped': 'stopped' },
+      on: {
+        'mcp.tools_changed': { target: 'running', description: 'it listed other tools (tools/list_changed)' },
+        'mcp.server_crashed': 'restarting',
+        'mcp.server_stopped': 'stopped',
+      },
     },
     restarting: {
       description: 'Crashed; restarted after a backoff. Its tools answer that the server is restarting.',

@@ -96,10 +96,21 @@ export async function transcript(
   return messages;
 }
 
+/** Run states after which an approval the run asked for answers nothing (its call will not run). */
+const ENDED_RUN: ReadonlySet<string> = new Set(['cancelled', 'completed', 'failed', 'archived']);
+
+/** The most characters of a pending call's arguments the pinned context shows. */
+const PINNED_ARGUMENTS_CHARS = 200;
+
 /**
  * What a compacted context restates from the read models, so a summary cannot lose it: plan mode, the session's
- * open detached tasks and its pending approvals. (Pending completions and the core's input context are this
- * turn's context, recorded on `turn.started`: they are sent after it as before.)
+ * open detached tasks and its pending approvals (requested and not expired, or granted and not used yet, of a run
+ * that has not ended: the call, its arguments, why it needs one and how an operator answers). (Pending completions and the core's input context
+ * are this turn's context, recorded on `turn.started`: they are sent after it as before.)
+ *
+ * A pending approval shows here for a turn admitted while another turn of the session waits for it: the turn that
+ * asked holds the session in its own process until it is answered, so such a turn comes from another process
+ * (another CLI host on the same home, or another host on a shared store).
  */
 export async function pinnedContext(deps: EngineDeps, sessionId: string): Promise<string> {
   const [session, board, approvals] = await Promise.all([
@@ -108,14 +119,27 @@ export async function pinnedContext(deps: EngineDeps, sessionId: string): Promis
     deps.approvals.listOpen(sessionId),
   ]);
   const open = board.filter((t) => t.lane !== 'done');
+  const now = deps.clock.now();
+  const runEnded = async (runId: string | null) => runId !== null && ENDED_RUN.has((await deps.runs.load(runId)).state);
+  const answerable = await Promise.all(
+    approvals.map(async (a) => (!a.expiresAt || Date.parse(a.expiresAt) > now) && !(await runEnded(a.runId))),
+  );
+  const pending = approvals.filter((_, i) => answerable[i]);
+  const approval = (a: (typeof pending)[number]) => {
+    const args = JSON.stringify(a.arguments ?? {});
+    const shown = args.length > PINNED_ARGUMENTS_CHARS ? `${args.slice(0, PINNED_ARGUMENTS_CHARS)}...` : args;
+    const state =
+      a.status === 'granted'
+        ? 'granted, not used yet'
+        : `waiting for an operator: demiurge approvals grant ${a.approvalId} (or deny)`;
+    return `  - ${a.approvalId} ${a.tool ?? a.action} ${shown}: ${a.reason} [${state}]`;
+  };
   return [
     'Pinned context (kept across compaction):',
     `- plan mode: ${session.mode === 'plan' ? 'on (mutating tools need an approval)' : 'off'}`,
     open.length === 0
       ? '- open tasks: none'
       : `- open tasks:\n${open.map((t) => `  - ${t.taskId} ${t.kind} [${t.status}] ${t.title}`).join('\n')}`,
-    approvals.length === 0
-      ? '- pending approvals: none'
-      : `- pending approvals:\n${approvals.map((a) => `  - ${a.approvalId} ${a.tool ?? a.action}: ${a.reason}`).join('\n')}`,
+    pending.length === 0 ? '- pending approvals: none' : `- pending approvals:\n${pending.map(approval).join('\n')}`,
   ].join('\n');
 }

@@ -9,6 +9,7 @@ import { decideToolCall } from '../turn.decider.js';
 import { callFacts, type ToolCallRecord } from '../turn-state.js';
 import { askApproval } from './approval-wait.js';
 import { checkpoint, type TurnExecution } from './execution.js';
+import { offeredTo } from './model-round.js';
 import type { EngineDeps } from './options.js';
 
 /** Why a tool call's arguments were refused, for the model: the field, the problem, and for an unknown key the accepted ones. */
@@ -45,8 +46,8 @@ export function recordUnknown(exec: TurnExecution, call: ToolCallRecord): Promis
 export async function dispatchCall(deps: EngineDeps, exec: TurnExecution, call: ToolCallRecord): Promise<void> {
   const { tools, approvals } = deps;
   const toolCallId = call.streamId;
-  const allowed = exec.turn.selection?.tools;
-  const tool = !allowed || allowed.includes(call.name) ? tools.get(call.name) : undefined;
+  const offered = offeredTo(exec.turn);
+  const tool = offered(call.name) ? tools.get(call.name) : undefined;
   const fail = (code: string, message: string) =>
     exec.write(() => ({
       calls: [
@@ -60,7 +61,7 @@ export async function dispatchCall(deps: EngineDeps, exec: TurnExecution, call: 
       ],
     }));
   if (!tool) {
-    const names = tools.names().filter((n) => !allowed || allowed.includes(n));
+    const names = tools.names().filter(offered);
     return fail(ErrorCode.ToolFailed, `no tool named ${call.name} in this turn; tools: ${names.join(', ')}`);
   }
   if (call.argumentsError !== null) {

@@ -75,9 +75,23 @@ export function statusSection(s: Awaited2<DashboardReads['status']>, blocked: re
   const core = s.core
     ? ` · core ${code(s.core.id)} ${s.core.revision ? `revision #${esc(s.core.number)} ${code(s.core.revision.slice(0, 12))}` : 'unversioned (its working copy runs)'}`
     : '';
+  const mcp = s.mcp_servers?.length
+    ? `<h2>MCP servers</h2>${table(
+        s.mcp_servers,
+        [
+          ['server', (m) => code(m.server)],
+          ['state', (m) => esc(m.state)],
+          ['target', (m) => `${esc(m.transport)} ${code(m.target)}`],
+          ['tools', (m) => esc(m.tools)],
+          ['crashes', (m) => esc(m.crashes)],
+          ['last', (m) => esc(m.last_reason ?? '')],
+        ],
+        'no MCP servers',
+      )}`
+    : '';
   return `<p>host ${code(s.host.owner)} · provider ${esc(s.host.provider)}${core} · head ${esc(s.head)}${s.host.closing ? ' · closing' : ''}</p>
 <h2>Open approvals</h2>${approvals}<h2>Unknown sends and corrupt work</h2>${needs}<h2>Blocked tasks</h2>${blockedTable}
-<h2>Last error</h2>${last}<h2>Live runs</h2>${live}<h2>Schedules</h2>${schedules}${scheduleErrors}`;
+<h2>Last error</h2>${last}<h2>Live runs</h2>${live}<h2>Schedules</h2>${schedules}${scheduleErrors}${mcp}`;
 }
 
 /** An interrupted send's outcome is unknown: each decision says what it means before it is recorded. */

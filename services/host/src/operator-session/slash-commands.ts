@@ -1,3 +1,4 @@
+import type { McpServerStatusEntry } from '@demiurge/operator';
 import type { TaskView } from '@demiurge/projector-task-board';
 import { NothingToCompactError } from '@demiurge/turn-engine';
 import type { DemiurgeApp } from '../app.js';
@@ -87,7 +88,14 @@ export async function runSlashCommand(ctx: SlashContext, name: string, args: str
       const s = await ctx.snapshot();
       const keys = ['session_id', 'status', 'mode', 'provider', 'model', 'workspace', 'core_id', 'busy_mode'];
       const more = ['message_count', 'background_tasks', 'pending_approvals', 'queued_inputs', 'last_error'];
-      ctx.output('status', ['Status', ...[...keys, ...more].map((k) => `  ${k}: ${String(s[k] ?? '')}`)].join('\n'));
+      const mcp = ((s.mcp_servers ?? []) as McpServerStatusEntry[]).map(
+        (m) =>
+          `  mcp ${m.server}: ${m.state}, ${m.tools} tools, ${m.crashes} crashes${m.last_reason ? ` (${m.last_reason})` : ''}`,
+      );
+      ctx.output(
+        'status',
+        ['Status', ...[...keys, ...more].map((k) => `  ${k}: ${String(s[k] ?? '')}`), ...mcp].join('\n'),
+      );
       return true;
     }
     case 'tasks': {

@@ -1,4 +1,5 @@
 import type { DemiurgeApp } from '../app.js';
+import { mcpStatusEntries } from '../mcp-status-entries.js';
 import type { ToolDisplay } from './event-relay.js';
 import { workItem } from './frames.js';
 import { SLASH_COMMANDS } from './slash-commands.js';
@@ -18,7 +19,10 @@ export interface ConnectionState {
   readonly lastError: string;
 }
 
-/** The original status snapshot (plus this project's `mode`): `operator.status` and `initialize`'s result. */
+/**
+ * The original status snapshot (plus this project's `mode` and `mcp_servers`, fields the original TUI ignores):
+ * `operator.status` and `initialize`'s result.
+ */
 export async function sessionSnapshot(app: DemiurgeApp, state: ConnectionState): Promise<Record<string, unknown>> {
   const session = await app.runtime.sessions.get(state.sessionId);
   const tasks = await app.runtime.controlPlane.listTasks(state.sessionId);
@@ -50,6 +54,7 @@ export async function sessionSnapshot(app: DemiurgeApp, state: ConnectionState):
     last_error: state.lastError,
     work: tasks.slice(-20).map(workItem),
     mode: session.mode,
+    mcp_servers: await mcpStatusEntries(app.store),
   };
 }
 

@@ -311,8 +311,9 @@ export async function createRuntime(options: RuntimeOptions): Promise<HostRuntim
 
 /**
  * Starts the core's MCP servers (`mcp.yaml`) before any turn or recovery runs, so a resumed run finds their
- * tools; each tool is registered as `<server>__<tool>` (a server that comes up later, or lists a new tool on a
- * restart, adds its tools then). The SDK is loaded only for a core that lists servers.
+ * tools; each tool is registered as `<server>__<tool>` (a server that comes up later, lists a new tool on a
+ * restart, or changes its tools with `tools/list_changed` changes the registry then: turns admitted from then on
+ * pin the new list). The SDK is loaded only for a core that lists servers.
  */
 async function startMcpServers(deps: {
   store: HostStore;
@@ -336,8 +337,9 @@ async function startMcpServers(deps: {
     logger: deps.logger,
     isHostAlive,
   });
-  mcp.onNewTools((tools) => {
-    for (const tool of tools) if (!turns.tools.get(tool.name)) turns.tools.register(tool);
+  mcp.onToolsChanged(({ added, removed }) => {
+    for (const name of removed) turns.tools.unregister(name);
+    for (const tool of added) if (!turns.tools.get(tool.name)) turns.tools.register(tool);
   });
   await mcp.start();
   return mcp;
