@@ -145,12 +145,19 @@ export function loadConfig(
   let doc: ReturnType<typeof parseDocument> | undefined;
   if (existsSync(file)) {
     lines = new LineCounter();
-    doc = parseDocument(readFileSync(file, 'utf8'), { lineCounter: lines, prettyErrors: false });
+    // logLevel error: a complex key becomes a string key (refused as unknown) without a Node warning on stderr.
+    doc = parseDocument(readFileSync(file, 'utf8'), { lineCounter: lines, prettyErrors: false, logLevel: 'error' });
     const error = doc.errors[0];
     if (error) {
       throw new ConfigError(file, '(yaml)', error.message.split('\n')[0]!, lines.linePos(error.pos[0]).line);
     }
-    const value = doc.toJS() ?? {};
+    let value: unknown;
+    try {
+      value = doc.toJS() ?? {};
+    } catch (error) {
+      // The yaml library refuses to expand an alias bomb (a resource exhaustion attack) while converting.
+      throw new ConfigError(file, '(yaml)', (error as Error).message);
+    }
     if (typeof value !== 'object' || Array.isArray(value))
       throw new ConfigError(file, '(root)', 'must be a mapping of keys');
     raw = { ...value };
