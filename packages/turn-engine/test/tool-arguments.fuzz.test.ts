@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fuzzSettings } from '@demiurge/contracts/testing';
 import { RunsCollections, runsProjector, type ToolCallView } from '@demiurge/projector-runs';
@@ -76,6 +76,17 @@ const toolCall = fc
   .constantFrom(...Object.keys(validArgs))
   .chain((name) => validArgs[name]!.chain(mutate).map((args) => ({ name, arguments: args })));
 
+/** Every file and directory of the workspace with its content: what a refused call must not change. */
+function workspaceState(root: string, dir = ''): string[] {
+  return readdirSync(join(root, dir))
+    .sort()
+    .flatMap((name) => {
+      const path = join(dir, name);
+      if (statSync(join(root, path)).isDirectory()) return [`${path}/`, ...workspaceState(root, path)];
+      return [`${path}=${readFileSync(join(root, path), 'utf8')}`];
+    });
+}
+
 let h: Harness;
 let script: FakeStep[] = [];
 /** The model of the current run: the fake provider playing `script`, swapped per run. */
@@ -97,6 +108,7 @@ describe('tool arguments fuzz (through the engine dispatch)', () => {
       fc.asyncProperty(fc.array(toolCall, { minLength: 1, maxLength: 3 }), async (calls) => {
         script = [{ tool_calls: calls as never }, { content: 'done' }];
         const { sessionId } = await h.sessions.create({ title: `fuzz ${n++}`, coreId: 'default' });
+        const workspaceBefore = workspaceState(h.workspace);
         const outcome = await h.engine.runTurn({ sessionId, text: 'use the tools' });
         expect(outcome.status).toBe('completed');
         const views = (
@@ -111,7 +123,10 @@ describe('tool arguments fuzz (through the engine dispatch)', () => {
           expect(message.length).toBeLessThan(6000);
           if (/^invalid /.test(message)) expect(message).toMatch(new RegExp(`^invalid ${view.tool} arguments`));
         }
-        expect(existsSync(join(h.dir, 'outside.txt'))).toBe(true);
+        // Refused arguments are recorded as a failed call for the model to read; the tool itself never ran.
+        const refusedAll = views.every((v) => v.status === 'failed' && /^invalid /.test(v.error?.message ?? ''));
+        if (refusedAll) expect(workspaceState(h.workspace)).toEqual(workspaceBefore);
+        expect(readFileSync(join(h.dir, 'outside.txt'), 'utf8')).toBe('untouched');
         expect(readdirSync(h.dir).sort()).toEqual(expect.arrayContaining(['outside.txt', 'workspace']));
         expect(({} as Record<string, unknown>).polluted).toBeUndefined();
       }),

@@ -162,13 +162,17 @@ export function loadConfig(
       throw new ConfigError(file, '(root)', 'must be a mapping of keys');
     raw = { ...value };
   }
-  const provider: Record<string, unknown> = { ...mapping(raw.provider) };
-  const name = overrides.provider ?? env.DEMIURGE_PROVIDER;
-  if (name) provider.name = name;
-  const model = overrides.model ?? env.DEMIURGE_MODEL;
-  if (model) provider.model = model;
-  if (overrides.fakeScript) provider.fake_script = resolve(overrides.fakeScript);
-  const merged: Record<string, unknown> = { ...raw, provider };
+  const merged: Record<string, unknown> = { ...raw };
+  // A provider that is not a mapping (`provider: openai`) stays as written, so it is refused, not ignored.
+  if (isSection(raw.provider)) {
+    const provider: Record<string, unknown> = { ...mapping(raw.provider) };
+    const name = overrides.provider ?? env.DEMIURGE_PROVIDER;
+    if (name) provider.name = name;
+    const model = overrides.model ?? env.DEMIURGE_MODEL;
+    if (model) provider.model = model;
+    if (overrides.fakeScript) provider.fake_script = resolve(overrides.fakeScript);
+    merged.provider = provider;
+  }
   const core = overrides.core ?? env.DEMIURGE_CORE;
   if (core) merged.core = resolve(core);
   const workspace = overrides.workspace ?? env.DEMIURGE_WORKSPACE;
@@ -178,7 +182,7 @@ export function loadConfig(
     if (!isPostgresUrl(storeUrl)) {
       throw new ConfigError('environment', 'DEMIURGE_STORE_URL', 'must be a postgres:// or postgresql:// URL');
     }
-    merged.store = { ...mapping(raw.store), kind: 'postgres', url: storeUrl };
+    if (isSection(raw.store)) merged.store = { ...mapping(raw.store), kind: 'postgres', url: storeUrl };
   }
   const parsed = HostConfig.safeParse(merged);
   if (parsed.success) return parsed.data;
@@ -202,6 +206,11 @@ function isPostgresUrl(value: string): boolean {
   } catch {
     return false;
   }
+}
+
+/** Whether a top-level value can hold a section's keys: a mapping, or nothing written (`provider:`). */
+function isSection(value: unknown): boolean {
+  return value === undefined || value === null || (typeof value === 'object' && !Array.isArray(value));
 }
 
 /** A YAML mapping's keys and values (nothing for anything else). */
