@@ -23,7 +23,20 @@ const cron = fc.oneof(
 const validSchedule = fc.record(
   {
     cron,
-    timezone: fc.constantFrom('UTC', 'Europe/Berlin', 'America/New_York', 'Asia/Kathmandu', 'Mars/Base', 'UTC+5', ''),
+    timezone: fc.constantFrom(
+      'UTC',
+      'Europe/Berlin',
+      'America/New_York',
+      'Asia/Kathmandu',
+      'Mars/Base',
+      'UTC+5',
+      '',
+      'utc',
+      'Etc/GMT+14',
+      'EST5EDT',
+      'Australia/Lord_Howe',
+      'Pacific/Chatham',
+    ),
     prompt: fc.string({ minLength: 1, maxLength: 30 }),
     delivery: fc.oneof(
       fc.constantFrom('operator', 'webhook', 'email'),
