@@ -121,6 +121,38 @@ export const configText: fc.Arbitrary<string> = fc.oneof(
   ),
 );
 
+/** Fake provider scripts: the real step shape (content, tool_calls, match), mutated, and broken YAML. */
+export const fakeScriptText: fc.Arbitrary<string> = fc.oneof(
+  fc
+    .array(
+      fc.record(
+        {
+          content: fc.oneof(fc.string({ maxLength: 12 }), odd),
+          tool_calls: fc.oneof(
+            fc.array(
+              fc.record(
+                {
+                  name: fc.oneof(fc.constantFrom('read_file', 'list_dir', 'no_such_tool', ''), odd),
+                  arguments: fc.oneof(fc.constant({ path: '.' } as Json), odd),
+                },
+                { requiredKeys: ['name'] },
+              ),
+              { maxLength: 2 },
+            ),
+            odd,
+          ),
+          match: odd,
+          extra: odd,
+        },
+        { requiredKeys: [] },
+      ),
+      { maxLength: 3 },
+    )
+    .map((steps) => JSON.stringify(steps)),
+  odd.map((v) => JSON.stringify(v)),
+  fc.constantFrom('- content: [unclosed\n', `- &a [x,x,x,x,x,x,x,x,x]\n${aliasBomb().replace(/^(\w): /gm, '- ')}`),
+);
+
 function aliasBomb(): string {
   const lines: string[] = [];
   for (let i = 1; i < 9; i++) {

@@ -4,7 +4,7 @@ import { fuzzSettings } from '@demiurge/contracts/testing';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { demiurge, tempHome } from './cli.js';
-import { configText, operatorRequest, type StoreSnapshot, storeSnapshot } from './fuzz-inputs.js';
+import { configText, fakeScriptText, operatorRequest, type StoreSnapshot, storeSnapshot } from './fuzz-inputs.js';
 import {
   INIT,
   type RawGateway,
@@ -172,5 +172,34 @@ describe('config.yaml fuzz through the real CLI', () => {
       `demiurge: ${join(home.path, 'config.yaml')}: (yaml): Excessive alias count indicates a resource exhaustion attack\n`,
     );
     expect(storeSnapshot(home.path)).toEqual(store);
+  });
+});
+
+describe('fake provider script fuzz through the real CLI', () => {
+  const home = tempHome();
+  beforeAll(() => {
+    writeHostHome(home.path, { extra: [] });
+    writeFileSync(
+      join(home.path, 'config.yaml'),
+      'provider:\n  name: fake\n  fake_script: s.yaml\nscheduler:\n  enabled: false\n',
+    );
+  });
+  afterAll(() => home.remove());
+
+  it('`demiurge run` plays the script or refuses it (exit 2) naming the file, the store untouched', async () => {
+    const script = join(home.path, 's.yaml');
+    await fc.assert(
+      fc.asyncProperty(fakeScriptText, async (text) => {
+        writeFileSync(script, text);
+        const before = storeSnapshot(home.path);
+        const run = await demiurge(['run', 'hello', '--home', home.path]);
+        expect(run.stderr).not.toMatch(/unexpected error|\n\s+at |Warning/);
+        if (run.code === 0) return;
+        expect(run.code, run.stderr).toBe(2);
+        expect(run.stderr).toMatch(new RegExp(`^demiurge: invalid fake script ${script}.*\n$`));
+        expect(storeSnapshot(home.path)).toEqual(before);
+      }),
+      fuzzSettings('fake scripts (CLI)', 8),
+    );
   });
 });
