@@ -167,6 +167,8 @@ function aliasBomb(): string {
 export interface StoreSnapshot {
   readonly head: number;
   readonly lastEventId: string | null;
+  /** The hash-chain link of the last event. */
+  readonly lastHash: string | null;
   readonly tables: string;
 }
 
@@ -178,8 +180,8 @@ export function storeSnapshot(home: string): StoreSnapshot | undefined {
   try {
     db.pragma('busy_timeout = 5000');
     return db.transaction(() => {
-      const last = db.prepare('SELECT position, event_id FROM events ORDER BY position DESC LIMIT 1').get() as
-        | { position: number; event_id: string }
+      const last = db.prepare('SELECT position, event_id, hash FROM events ORDER BY position DESC LIMIT 1').get() as
+        | { position: number; event_id: string; hash: string | null }
         | undefined;
       const names = (
         db
@@ -195,7 +197,12 @@ export function storeSnapshot(home: string): StoreSnapshot | undefined {
         for (const row of db.prepare(`SELECT * FROM "${name}"`).raw().all())
           hash.update(JSON.stringify(row)).update('\n');
       }
-      return { head: last?.position ?? 0, lastEventId: last?.event_id ?? null, tables: hash.digest('hex') };
+      return {
+        head: last?.position ?? 0,
+        lastEventId: last?.event_id ?? null,
+        lastHash: last?.hash ?? null,
+        tables: hash.digest('hex'),
+      };
     })();
   } finally {
     db.close();
