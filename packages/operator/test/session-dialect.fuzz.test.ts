@@ -60,12 +60,29 @@ function sessionServer() {
   return { input, frames, texts, errors, server, fake };
 }
 
+/** The original handshake, mostly valid, sometimes mutated (version, build stamp, session id, an extra key). */
+const handshake = fc.oneof(
+  { weight: 4, arbitrary: fc.constant({ protocol_version: 1 } as Record<string, unknown>) },
+  {
+    weight: 1,
+    arbitrary: fc.record(
+      {
+        protocol_version: fc.constantFrom(1, 2, '1', null, 1.5),
+        build_stamp: fc.constantFrom('demiurge-operator-v1', 'other', 42, ''),
+        session_id: fc.constantFrom('ses_x', '', 7),
+        extra: fc.constant(true),
+      },
+      { requiredKeys: [] },
+    ),
+  },
+);
+
 describe('operator session dialect fuzz', () => {
   it('answers every mutated frame and hands the session text only', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.array(requestObject, { minLength: 1, maxLength: 10 }), async (requests) => {
+      fc.asyncProperty(handshake, fc.array(requestObject, { minLength: 1, maxLength: 10 }), async (init, requests) => {
         const s = sessionServer();
-        const lines = [{ id: 'init', method: 'operator.initialize', params: { protocol_version: 1 } }];
+        const lines = [{ id: 'init', method: 'operator.initialize', params: init }];
         lines.push(...requests.map((r, i) => ({ ...r, id: `fz${i}` }) as (typeof lines)[number]));
         s.input.end(lines.map((l) => `${JSON.stringify(l)}\n`).join(''));
         await s.server.closed;
