@@ -98,7 +98,13 @@ export function checkSessionHandshake(params: Record<string, unknown>): SessionI
   return parsed.data;
 }
 
-const text = (value: unknown): string => (typeof value === 'string' ? value : value == null ? '' : String(value));
+/**
+ * A param read as text the original's way: a string as is, a number or boolean written out, anything else
+ * (absent, null, an object, an array) empty. An object is never `[object Object]` (a fuzzed `submit
+ * {"text":{}}` used to start a turn with that text).
+ */
+const text = (value: unknown): string =>
+  typeof value === 'string' ? value : typeof value === 'number' || typeof value === 'boolean' ? String(value) : '';
 
 /**
  * Routes one request of a session-bound connection, as the original gateway reads its params (missing or

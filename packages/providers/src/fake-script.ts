@@ -25,7 +25,8 @@ export async function loadFakeScript(path: string): Promise<FakeStep[]> {
 /** Parses and validates the text of a fake script; `source` names it in errors. Pure (no IO). */
 export function parseFakeScript(text: string, source: string): FakeStep[] {
   const lineCounter = new LineCounter();
-  const doc = parseDocument(text, { lineCounter });
+  // logLevel error: a complex key becomes a string key without a Node warning on stderr.
+  const doc = parseDocument(text, { lineCounter, logLevel: 'error' });
   const syntax = doc.errors[0];
   if (syntax !== undefined) {
     const line = syntax.linePos?.[0].line;
@@ -33,7 +34,13 @@ export function parseFakeScript(text: string, source: string): FakeStep[] {
     const what = (syntax.message.split('\n')[0] ?? '').replace(/ at line \d+, column \d+:?$/, '');
     throw new FakeScriptError(source, [], `not valid YAML or JSON: ${what}`, line);
   }
-  const value: unknown = doc.toJS();
+  let value: unknown;
+  try {
+    value = doc.toJS();
+  } catch (err) {
+    // The yaml library refuses to expand an alias bomb (a resource exhaustion attack) while converting.
+    throw new FakeScriptError(source, [], `not valid YAML or JSON: ${errorText(err)}`, undefined, { cause: err });
+  }
   const result = FakeScript.safeParse(value);
   if (result.success) return result.data;
   const issue = result.error.issues[0];

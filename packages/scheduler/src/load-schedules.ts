@@ -62,20 +62,43 @@ export function parseScheduleFile(id: string, file: string, text: string): Sched
   const idProblem = scheduleIdProblem(id);
   if (idProblem) return new ScheduleFileError(file, id, null, null, idProblem);
   const lines = new LineCounter();
-  const doc = parseDocument(text, { lineCounter: lines, prettyErrors: false, uniqueKeys: true });
+  // logLevel error: a complex key becomes a string key (refused as unknown) without a Node warning on stderr.
+  const doc = parseDocument(text, { lineCounter: lines, prettyErrors: false, uniqueKeys: true, logLevel: 'error' });
   const yamlError = doc.errors[0];
   if (yamlError) {
     const line = lines.linePos(yamlError.pos[0]).line;
     return new ScheduleFileError(file, id, null, line, `invalid YAML: ${yamlError.message.split('\n')[0]}`);
   }
-  const parsed = ScheduleFile.safeParse(doc.toJS() ?? {});
+  let value: unknown;
+  try {
+    value = doc.toJS() ?? {};
+  } catch (err) {
+    // The yaml library refuses to expand an alias bomb (a resource exhaustion attack) while converting.
+    return new ScheduleFileError(file, id, null, null, `invalid YAML: ${(err as Error).message}`);
+  }
+  const parsed = ScheduleFile.safeParse(value);
   if (parsed.success) return toSchedule(id, file, parsed.data);
   const issue = parsed.error.issues[0]!;
   let path: PropertyKey[] = [...issue.path];
   if (issue.code === 'unrecognized_keys') path = [...path, issue.keys[0]!];
   const field = path.length === 0 ? null : path.map(String).join('.');
-  const detail = issue.code === 'unrecognized_keys' ? `unknown field (${knownFields()})` : issue.message;
+  const detail =
+    issue.code === 'unrecognized_keys'
+      ? `unknown field (${knownFields()})`
+      : issue.code === 'invalid_type' && valueAt(value, path) === undefined
+        ? `missing (a ${issue.expected} is required)`
+        : issue.message;
   return new ScheduleFileError(file, id, field, lineOf(doc, lines, path, issue), detail);
+}
+
+/** The value at `path` of the parsed file (undefined where it has none). */
+function valueAt(value: unknown, path: readonly PropertyKey[]): unknown {
+  let node = value;
+  for (const segment of path) {
+    if (typeof node !== 'object' || node === null || !Object.hasOwn(node, segment)) return undefined;
+    node = (node as Record<PropertyKey, unknown>)[segment];
+  }
+  return node;
 }
 
 function knownFields(): string {

@@ -27,17 +27,25 @@ export async function readYamlFile(file: string): Promise<YamlFile> {
     throw new CoreLoadError(file, `cannot read the file: ${(err as Error).message}`, undefined, [], { cause: err });
   }
   const lineCounter = new LineCounter();
-  const doc = parseDocument(text, { lineCounter, prettyErrors: false });
+  // logLevel error: a complex key becomes a string key (refused as unknown) without a Node warning on stderr.
+  const doc = parseDocument(text, { lineCounter, prettyErrors: false, logLevel: 'error' });
   const syntax = doc.errors[0];
   if (syntax) {
     const line = lineCounter.linePos(syntax.pos[0]).line;
     throw new CoreLoadError(file, `invalid YAML: ${syntax.message.split('\n')[0]}`, line, [], { cause: syntax });
   }
+  let value: unknown;
+  try {
+    value = doc.toJS();
+  } catch (err) {
+    // The yaml library refuses to expand an alias bomb (a resource exhaustion attack) while converting.
+    throw new CoreLoadError(file, `invalid YAML: ${(err as Error).message}`, undefined, [], { cause: err });
+  }
   const lineOf = (path: YamlPath, key?: string) => lineIn(doc, lineCounter, path, key);
   return {
     file,
     text,
-    value: doc.toJS(),
+    value,
     lineOf,
     error: (path, detail, key) => new CoreLoadError(file, detail, lineOf(path, key), key ? [...path, key] : path),
   };
@@ -59,7 +67,21 @@ export function parseYamlFile<S extends z.ZodType>(yaml: YamlFile, schema: S, va
     return yamlThrow(yaml, path, `unknown key "${key}"${where}; allowed: ${known.join(', ')}`, key);
   }
   const at = path.length === 0 ? 'the document' : path.join('.');
+  if (issue.code === 'invalid_type' && valueAt(value, path) === undefined) {
+    // zod says "expected string, received undefined": say the field is missing.
+    return yamlThrow(yaml, path, `${at}: missing (a ${issue.expected} is required)`);
+  }
   return yamlThrow(yaml, path, `${at}: ${issue.message}`);
+}
+
+/** The value at `path` of a parsed document (undefined where it has none). */
+function valueAt(value: unknown, path: YamlPath): unknown {
+  let node = value;
+  for (const segment of path) {
+    if (typeof node !== 'object' || node === null || !Object.hasOwn(node, segment)) return undefined;
+    node = (node as Record<string | number, unknown>)[segment];
+  }
+  return node;
 }
 
 function yamlThrow(yaml: YamlFile, path: YamlPath, detail: string, key?: string): never {

@@ -1,7 +1,7 @@
 import { NotFoundError } from '@demiurge/control-plane';
 import { StreamVersionConflictError } from '@demiurge/event-store';
 import { StoreUnavailableError } from '@demiurge/event-store-postgres';
-import { ConfigError, CoreLoadError } from '@demiurge/host';
+import { ConfigError, CoreLoadError, FakeScriptError } from '@demiurge/host';
 import { GatewayAlreadyRunningError, OperatorRequestError } from '@demiurge/operator';
 import { describe, expect, it } from 'vitest';
 import { describeError, ExitCode, exitCodeOf } from './cli-errors.js';
@@ -16,6 +16,12 @@ describe('describeError / exitCodeOf', () => {
     expect(describeError(core)).toBe('/core/pipelines.yaml:13: invalid YAML: Map keys must be unique');
     expect(exitCodeOf(new ConfigError('config.yaml', 'provider', 'unknown key'))).toBe(ExitCode.usage);
     expect(exitCodeOf(new NotFoundError('run', 'run_x'))).toBe(ExitCode.failure);
+  });
+
+  it('a fake provider script that does not load is a configuration error (exit 2)', () => {
+    const script = new FakeScriptError('/home/s.yaml', [0, 'content'], 'expected string', 1);
+    expect(exitCodeOf(script)).toBe(ExitCode.usage);
+    expect(describeError(script)).toBe('invalid fake script /home/s.yaml at [0].content (line 1): expected string');
   });
 
   it('a PostgreSQL that cannot be used is its one line and exit 1', () => {

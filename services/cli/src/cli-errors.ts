@@ -1,6 +1,6 @@
 import { DemiurgeError, ErrorCode } from '@demiurge/contracts';
 import { DamagedStoreError, StreamVersionConflictError, UnknownProjectorError } from '@demiurge/event-store';
-import { ConfigError, CoreLoadError, HttpAddressError, HttpListenError } from '@demiurge/host';
+import { ConfigError, CoreLoadError, FakeScriptError, HttpAddressError, HttpListenError } from '@demiurge/host';
 import {
   GatewayAlreadyRunningError,
   OperatorConnectionClosedError,
@@ -19,13 +19,14 @@ export class UsageError extends DemiurgeError {
 
 /**
  * The exit code a command's error ends the CLI with: 2 for usage and configuration errors (a bad
- * `config.yaml`, an Agent Core whose `agent.yaml` or `pipelines.yaml` does not load, a `--http` address that
- * cannot be used), else 1.
+ * `config.yaml`, an Agent Core whose `agent.yaml` or `pipelines.yaml` does not load, a fake provider script that
+ * does not load, a `--http` address that cannot be used), else 1.
  */
 export function exitCodeOf(err: unknown): ExitCode {
   return err instanceof UsageError ||
     err instanceof ConfigError ||
     err instanceof CoreLoadError ||
+    err instanceof FakeScriptError ||
     err instanceof UnknownProjectorError ||
     err instanceof HttpAddressError ||
     err instanceof HttpListenError

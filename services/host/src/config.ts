@@ -145,23 +145,34 @@ export function loadConfig(
   let doc: ReturnType<typeof parseDocument> | undefined;
   if (existsSync(file)) {
     lines = new LineCounter();
-    doc = parseDocument(readFileSync(file, 'utf8'), { lineCounter: lines, prettyErrors: false });
+    // logLevel error: a complex key becomes a string key (refused as unknown) without a Node warning on stderr.
+    doc = parseDocument(readFileSync(file, 'utf8'), { lineCounter: lines, prettyErrors: false, logLevel: 'error' });
     const error = doc.errors[0];
     if (error) {
       throw new ConfigError(file, '(yaml)', error.message.split('\n')[0]!, lines.linePos(error.pos[0]).line);
     }
-    const value = doc.toJS() ?? {};
+    let value: unknown;
+    try {
+      value = doc.toJS() ?? {};
+    } catch (error) {
+      // The yaml library refuses to expand an alias bomb (a resource exhaustion attack) while converting.
+      throw new ConfigError(file, '(yaml)', (error as Error).message);
+    }
     if (typeof value !== 'object' || Array.isArray(value))
       throw new ConfigError(file, '(root)', 'must be a mapping of keys');
     raw = { ...value };
   }
-  const provider: Record<string, unknown> = { ...mapping(raw.provider) };
-  const name = overrides.provider ?? env.DEMIURGE_PROVIDER;
-  if (name) provider.name = name;
-  const model = overrides.model ?? env.DEMIURGE_MODEL;
-  if (model) provider.model = model;
-  if (overrides.fakeScript) provider.fake_script = resolve(overrides.fakeScript);
-  const merged: Record<string, unknown> = { ...raw, provider };
+  const merged: Record<string, unknown> = { ...raw };
+  // A provider that is not a mapping (`provider: openai`) stays as written, so it is refused, not ignored.
+  if (isSection(raw.provider)) {
+    const provider: Record<string, unknown> = { ...mapping(raw.provider) };
+    const name = overrides.provider ?? env.DEMIURGE_PROVIDER;
+    if (name) provider.name = name;
+    const model = overrides.model ?? env.DEMIURGE_MODEL;
+    if (model) provider.model = model;
+    if (overrides.fakeScript) provider.fake_script = resolve(overrides.fakeScript);
+    merged.provider = provider;
+  }
   const core = overrides.core ?? env.DEMIURGE_CORE;
   if (core) merged.core = resolve(core);
   const workspace = overrides.workspace ?? env.DEMIURGE_WORKSPACE;
@@ -171,7 +182,7 @@ export function loadConfig(
     if (!isPostgresUrl(storeUrl)) {
       throw new ConfigError('environment', 'DEMIURGE_STORE_URL', 'must be a postgres:// or postgresql:// URL');
     }
-    merged.store = { ...mapping(raw.store), kind: 'postgres', url: storeUrl };
+    if (isSection(raw.store)) merged.store = { ...mapping(raw.store), kind: 'postgres', url: storeUrl };
   }
   const parsed = HostConfig.safeParse(merged);
   if (parsed.success) return parsed.data;
@@ -195,6 +206,11 @@ function isPostgresUrl(value: string): boolean {
   } catch {
     return false;
   }
+}
+
+/** Whether a top-level value can hold a section's keys: a mapping, or nothing written (`provider:`). */
+function isSection(value: unknown): boolean {
+  return value === undefined || value === null || (typeof value === 'object' && !Array.isArray(value));
 }
 
 /** A YAML mapping's keys and values (nothing for anything else). */

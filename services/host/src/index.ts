@@ -1,4 +1,7 @@
 /** An Agent Core (pipelines.yaml, agent.yaml, slot.yaml) that does not load is a configuration error. */
+
+/** The fake provider's script (`provider.fake_script` of config.yaml) that does not load: a configuration error. */
+export { FakeScriptError } from '@demiurge/providers';
 export {
   CoreCheckFailedError,
   type CoreCheckReport,
