@@ -145,6 +145,8 @@ async function runScenario(
         }
       },
     };
+    /** The first host wrote its crash line: it is dead or dying (the line is written right before the SIGKILL). */
+    const crashed = () => crash !== undefined && !ctx.restarted && parseCommitTrace(readTrace(trace)).crash !== undefined;
     /** One host process: start, drive, wait until settled; false when it died (crashed) before that. */
     const serve = async (env: NodeJS.ProcessEnv): Promise<boolean> => {
       try {
@@ -162,14 +164,14 @@ async function runScenario(
         (err: unknown) => err,
       );
       const first = await Promise.race([driving, current.exited.then(() => 'exited' as const)]);
-      if (first === 'exited') return false;
+      if (first === 'exited' || crashed()) return false;
       if (first !== 'driven') {
         if (exitedNow(current) || first instanceof HostGone) return false;
         problems.push({ check: 'scenario ran', detail: describe(first) });
       }
       const deadline = Date.now() + (options.settleMs ?? 45_000);
       for (;;) {
-        if (exitedNow(current)) return false;
+        if (exitedNow(current) || crashed()) return false;
         const open = openItems(reader);
         if (open.length === 0 && (scenario.done?.(ctx) ?? true)) return true;
         if (Date.now() > deadline) {
