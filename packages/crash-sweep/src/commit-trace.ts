@@ -44,6 +44,6 @@ export function parseCommitTrace(text: string): CommitTrace {
  */
 export function describeCommit(line: Pick<CommitTraceLine, 'commit' | 'phase' | 'types'>): string {
   const types = [...new Set(line.types)];
-  const shown = types.length > 4 ? [...types.slice(0, 4), `+${types.length - 4} more`] : types;
+  const shown = types.length > 6 ? [...types.slice(0, 6), `+${types.length - 6} more`] : types;
   return `commit ${line.commit} ${line.phase} (${shown.join(', ')})`;
 }

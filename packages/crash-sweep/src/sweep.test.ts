@@ -39,7 +39,13 @@ function fakeDriver(commits: number, buggy?: string): CrashPointDriver<{ name: s
     runs,
     async run(_scenario, crash): Promise<PointRun> {
       runs.push(crash ? formatCrashPoint(crash) : 'uncrashed');
-      const line = (commit: number) => ({ commit, phase: 'after' as const, first: commit, last: commit, types: [`e.${commit}`] });
+      const line = (commit: number) => ({
+        commit,
+        phase: 'after' as const,
+        first: commit,
+        last: commit,
+        types: [`e.${commit}`],
+      });
       if (!crash) return { trace: { commits: [1, 2, 3].slice(0, commits).map(line), crash: undefined }, problems: [] };
       const reached = crash.commit <= commits;
       return {
@@ -48,7 +54,9 @@ function fakeDriver(commits: number, buggy?: string): CrashPointDriver<{ name: s
           crash: reached ? { ...line(crash.commit), phase: crash.phase, crash: true } : undefined,
         },
         problems:
-          formatCrashPoint(crash) === buggy ? [{ check: 'acknowledged submit lost', detail: 'turn trn_1 has no events' }] : [],
+          formatCrashPoint(crash) === buggy
+            ? [{ check: 'acknowledged submit lost', detail: 'turn trn_1 has no events' }]
+            : [],
       };
     },
   };
@@ -61,7 +69,11 @@ describe('sweepCrashPoints', () => {
     expect(driver.runs).toEqual(['uncrashed', '1:before', '1:after', '2:before', '2:after', '3:before', '3:after']);
     expect(result).toMatchObject({ scenario: 'turn', commits: 3, planned: 6, covered: 6, full: true });
     expect(result.problems).toEqual([
-      { point: '2:before commit 2 before (e.2)', check: 'acknowledged submit lost', detail: 'turn trn_1 has no events' },
+      {
+        point: '2:before commit 2 before (e.2)',
+        check: 'acknowledged submit lost',
+        detail: 'turn trn_1 has no events',
+      },
     ]);
     expect(formatSweepResult(result)).toContain('turn: 3 commits, 6 of 6 crash points covered (full), 1 problems');
     expect(formatSweepResult(result)).toContain('at 2:before commit 2 before (e.2): turn trn_1 has no events');

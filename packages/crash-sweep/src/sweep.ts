@@ -111,12 +111,21 @@ export async function sweepCrashPoints<S extends { readonly name: string }>(
     const label = crash ? describeCommit(crash) : `commit ${point.commit} ${point.phase} (not reached)`;
     const found: CheckProblem[] = [...run.problems];
     if (crash && (crash.commit !== point.commit || crash.phase !== point.phase)) {
-      found.push({ check: 'crashed at the planned point', detail: `planned ${named}, crashed at ${describeCommit(crash)}` });
+      found.push({
+        check: 'crashed at the planned point',
+        detail: `planned ${named}, crashed at ${describeCommit(crash)}`,
+      });
     }
     if (crash) covered++;
     else notReached.push(named);
     for (const p of found) problems.push({ point: `${named} ${label}`, ...p });
-    options.onPoint?.({ point, label, reached: crash !== undefined, problems: found, durationMs: Date.now() - pointStarted });
+    options.onPoint?.({
+      point,
+      label,
+      reached: crash !== undefined,
+      problems: found,
+      durationMs: Date.now() - pointStarted,
+    });
   }
   return {
     scenario: options.scenario.name,

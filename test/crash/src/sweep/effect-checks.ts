@@ -21,7 +21,10 @@ export function effectChecks(ctx: DriveContext, home: Home): CheckProblem[] {
       ['turn', ack.turn_id],
     ] as const) {
       if (ctx.reader.stream(id).length === 0) {
-        problems.push({ check: 'acknowledged submit lost', detail: `${what} ${id} of an acknowledged submit has no events` });
+        problems.push({
+          check: 'acknowledged submit lost',
+          detail: `${what} ${id} of an acknowledged submit has no events`,
+        });
       }
     }
   }
@@ -32,14 +35,18 @@ export function effectChecks(ctx: DriveContext, home: Home): CheckProblem[] {
     const deliveries = ctx.reader.docs<{ deliveryId: string; channel: string; status: string }>('outbox', 'deliveries');
     for (const d of deliveries) {
       if (d.channel === 'webhook' && d.status === 'sent' && !ctx.sink.counts.has(d.deliveryId)) {
-        problems.push({ check: 'delivery recorded sent, never received', detail: `${d.deliveryId} is sent in the log` });
+        problems.push({
+          check: 'delivery recorded sent, never received',
+          detail: `${d.deliveryId} is sent in the log`,
+        });
       }
     }
   }
   const effects = join(home.workspace, EFFECTS_FILE);
   if (existsSync(effects)) {
     const seen = new Map<string, number>();
-    for (const line of readFileSync(effects, 'utf8').split('\n').filter(Boolean)) seen.set(line, (seen.get(line) ?? 0) + 1);
+    for (const line of readFileSync(effects, 'utf8').split('\n').filter(Boolean))
+      seen.set(line, (seen.get(line) ?? 0) + 1);
     for (const [line, n] of seen) {
       if (n > 1) problems.push({ check: 'tool effect performed twice', detail: `"${line}" appended ${n} times` });
     }

@@ -1,9 +1,9 @@
 import { cpSync, existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
+  type CheckProblem,
   COMMIT_TRACE_ENV,
   CRASH_AT_COMMIT_ENV,
-  type CheckProblem,
   type CrashPoint,
   type CrashPointDriver,
   formatCrashPoint,
@@ -22,7 +22,7 @@ import type { Ack } from '../store-checks.js';
 import { verifyHome } from '../store-checks.js';
 import { startWebhookSink, type WebhookSink } from '../webhook-sink.js';
 import { effectChecks } from './effect-checks.js';
-import { openItems } from './settle.js';
+import { openItems, turnEnded } from './settle.js';
 
 /** What a scenario's steps see: the live host's gateway, the log, what was acknowledged so far. */
 export interface DriveContext {
@@ -129,7 +129,12 @@ async function runScenario(
       async submit(text: string, sessionId?: string) {
         const c = await ctx.gateway();
         const ids = await c.request('operator.submit', { text, ...(sessionId ? { session_id: sessionId } : {}) });
-        const ack = { cycle: ctx.restarted ? 2 : 1, session_id: ids.session_id, run_id: ids.run_id, turn_id: ids.turn_id };
+        const ack = {
+          cycle: ctx.restarted ? 2 : 1,
+          session_id: ids.session_id,
+          run_id: ids.run_id,
+          turn_id: ids.turn_id,
+        };
         ctx.acks.push(ack);
         return ack;
       },
@@ -139,14 +144,16 @@ async function runScenario(
         for (;;) {
           const value = probe();
           if (value !== undefined) return value;
-          if (host !== current || !current || exitedNow(current)) throw new HostGone(`the host died waiting for ${what}`);
+          if (host !== current || !current || exitedNow(current))
+            throw new HostGone(`the host died waiting for ${what}`);
           if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
           await sleep(50);
         }
       },
     };
     /** The first host wrote its crash line: it is dead or dying (the line is written right before the SIGKILL). */
-    const crashed = () => crash !== undefined && !ctx.restarted && parseCommitTrace(readTrace(trace)).crash !== undefined;
+    const crashed = () =>
+      crash !== undefined && !ctx.restarted && parseCommitTrace(readTrace(trace)).crash !== undefined;
     /** One host process: start, drive, wait until settled; false when it died (crashed) before that. */
     const serve = async (env: NodeJS.ProcessEnv): Promise<boolean> => {
       try {
@@ -172,7 +179,11 @@ async function runScenario(
       const deadline = Date.now() + (options.settleMs ?? 45_000);
       for (;;) {
         if (exitedNow(current) || crashed()) return false;
-        const open = openItems(reader);
+        // Every acknowledged turn must have ended too (one the host never admitted shows here as not ended).
+        const unended = ctx.acks
+          .filter((a) => !turnEnded(reader, a.turn_id))
+          .map((a) => `turn ${a.turn_id} has not ended`);
+        const open = [...unended, ...openItems(reader)];
         if (open.length === 0 && (scenario.done?.(ctx) ?? true)) return true;
         if (Date.now() > deadline) {
           const waiting = open.length > 0 ? open.slice(0, 5).join('; ') : 'the scenario is not done';

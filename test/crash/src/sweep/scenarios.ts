@@ -130,8 +130,11 @@ export const cancelScenario: HostScenario = {
     const ack = ctx.acks[0];
     if (!ack || ctx.state.cancelled) return;
     if (!ctx.restarted) {
+      const call = await ctx.until('the shell call to be asked for', () =>
+        ctx.reader.events(1, 'tool_call.requested').find((e) => e.data.turnId === ack.turn_id),
+      );
       await ctx.until('the shell call to start', () =>
-        ctx.reader.events(1, 'tool_call.started').find((e) => e.data.turnId === ack.turn_id),
+        ctx.reader.stream(call.streamId).find((e) => e.type === 'tool_call.started'),
       );
     }
     const client = await ctx.gateway();
@@ -150,7 +153,12 @@ export const cancelScenario: HostScenario = {
     const run = ctx.reader.doc<{ status: string }>('runs', 'runs', ack.run_id);
     return run?.status === 'cancelled' && turnEnd(ctx, ack.turn_id) === 'turn.cancelled'
       ? []
-      : [{ check: 'acknowledged cancel kept', detail: `run ${ack.run_id} is ${run?.status}, turn ${turnEnd(ctx, ack.turn_id)}` }];
+      : [
+          {
+            check: 'acknowledged cancel kept',
+            detail: `run ${ack.run_id} is ${run?.status}, turn ${turnEnd(ctx, ack.turn_id)}`,
+          },
+        ];
   },
 };
 

@@ -12,7 +12,12 @@ const TURN_ENDS = new Set(['turn.completed', 'turn.failed', 'turn.cancelled']);
  */
 export function openItems(reader: LogReader): string[] {
   const open: string[] = [];
-  const ended = new Set(reader.events().filter((e) => TURN_ENDS.has(e.type)).map((e) => e.streamId));
+  const ended = new Set(
+    reader
+      .events()
+      .filter((e) => TURN_ENDS.has(e.type))
+      .map((e) => e.streamId),
+  );
   for (const e of reader.events(1, 'turn.started')) {
     if (!ended.has(e.streamId)) open.push(`turn ${e.streamId} has not ended`);
   }
@@ -30,4 +35,9 @@ export function openItems(reader: LogReader): string[] {
     if (!acknowledged.has(e.streamId)) open.push(`task ${e.streamId}'s completion notice is not taken`);
   }
   return open;
+}
+
+/** Whether the turn has an end event (completed, failed or cancelled). */
+export function turnEnded(reader: LogReader, turnId: string): boolean {
+  return reader.stream(turnId).some((e) => TURN_ENDS.has(e.type));
 }
