@@ -140,7 +140,13 @@ export const cancelScenario: HostScenario = {
     const client = await ctx.gateway();
     try {
       await client.request('operator.cancel', { run_id: ack.run_id, reason: 'crash sweep' });
-      ctx.state.cancelled = 'acknowledged';
+      // Answered: committed first. A cancel of a run that already ended (the restarted host finished it) is a
+      // no-op, not a lost cancel.
+      const took = ctx.reader
+        .stream(ack.run_id)
+        .some((e) => e.type === 'run.cancel_requested' || e.type === 'run.cancelled');
+      const status = ctx.reader.doc<{ status: string }>('runs', 'runs', ack.run_id)?.status ?? 'absent';
+      ctx.state.cancelled = took ? 'acknowledged' : `no-op on a ${status} run`;
     } catch (err) {
       // After a restart the run may have ended meanwhile: a refusal is an answer, not a lost cancel.
       if (!(err instanceof OperatorRequestError) || !ctx.restarted) throw err;
@@ -149,7 +155,16 @@ export const cancelScenario: HostScenario = {
   },
   check(ctx) {
     const ack = ctx.acks[0];
-    if (!ack || ctx.state.cancelled !== 'acknowledged') return [];
+    const cancelled = ctx.state.cancelled;
+    if (cancelled?.startsWith('no-op') && !/ (completed|failed|cancelled) run$/.test(cancelled)) {
+      return [
+        {
+          check: 'acknowledged cancel kept',
+          detail: `run ${ack?.run_id}: cancel answered without effect, ${cancelled}`,
+        },
+      ];
+    }
+    if (!ack || cancelled !== 'acknowledged') return [];
     const run = ctx.reader.doc<{ status: string }>('runs', 'runs', ack.run_id);
     return run?.status === 'cancelled' && turnEnd(ctx, ack.turn_id) === 'turn.cancelled'
       ? []
