@@ -32,7 +32,8 @@ export function parseCrashPoint(value: string): CrashPoint {
 
 /**
  * The crash points to run for a scenario that made `commits` commits: every one (before and after each
- * commit, in order), or with `sample` a deterministic spread of that many, the first and the last included.
+ * commit, in order), or with `sample` a deterministic spread of at most that many: commits evenly spaced, the
+ * phase alternating, from `1:before` to `<last>:after`.
  * @example
  * planCrashPoints(2); // 1:before, 1:after, 2:before, 2:after
  * planCrashPoints(50, { sample: 10 }).length; // 10
@@ -46,7 +47,13 @@ export function planCrashPoints(commits: number, options: { sample?: number | un
   if (sample === undefined || sample >= all.length) return all;
   if (sample < 1) return [];
   if (sample === 1) return [all[0]!];
-  const picked = new Set<number>();
-  for (let j = 0; j < sample; j++) picked.add(Math.round((j * (all.length - 1)) / (sample - 1)));
-  return [...picked].sort((a, b) => a - b).map((i) => all[i]!);
+  // Commits spread evenly, the phase alternating (before, after, before, ...), the last point `after` the last
+  // commit: both phases are sampled whatever the spacing.
+  const picked = new Map<string, CrashPoint>();
+  for (let j = 0; j < sample; j++) {
+    const commit = 1 + Math.round((j * (commits - 1)) / (sample - 1));
+    const phase: CrashPhase = j === sample - 1 || j % 2 === 1 ? 'after' : 'before';
+    picked.set(`${commit}:${phase}`, { commit, phase });
+  }
+  return [...picked.values()];
 }

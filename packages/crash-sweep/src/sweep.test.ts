@@ -11,6 +11,10 @@ describe('crash points', () => {
     expect(sample[0]).toBe('1:before');
     expect(sample.at(-1)).toBe('50:after');
     expect(planCrashPoints(50, { sample: 10 }).map(formatCrashPoint)).toEqual(sample);
+    // Both phases, whatever the spacing.
+    const phases = planCrashPoints(22, { sample: 8 }).map((p) => p.phase);
+    expect(phases.filter((p) => p === 'before').length).toBeGreaterThanOrEqual(3);
+    expect(phases.filter((p) => p === 'after').length).toBeGreaterThanOrEqual(3);
     expect(planCrashPoints(3, { sample: 100 })).toHaveLength(6);
   });
 

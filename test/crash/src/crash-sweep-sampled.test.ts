@@ -4,7 +4,7 @@ import { FULL, SWEEP_TIMEOUT, sweepScenario } from './sweep/sweep-run.js';
 
 /**
  * The crash-point sweep of the bigger scenarios (docs/crash-sweep.md): in CI a deterministic sample of 8 crash
- * points each (the first and the last included, spread evenly over before/after every commit);
+ * points each (commits evenly spaced, before and after alternating, from the first commit to the last);
  * `CRASH_SWEEP_FULL=1` runs every one, `CRASH_SWEEP_SAMPLE=N` another sample size.
  */
 const CI_SAMPLE = 8;
