@@ -9,6 +9,7 @@ import type { DriveContext, HostScenario } from './host-driver.js';
 /** Leases short enough that a restarted host takes a dead host's work over within the run. */
 const LEASES = { runLeaseMs: 3000, workLeaseMs: 1500, pollMs: 50 } as const;
 const TURN_ENDS = new Set(['turn.completed', 'turn.failed', 'turn.cancelled']);
+const INSTANCE_ENDS = new Set(['schedule_instance.completed', 'schedule_instance.failed']);
 
 const turnEnd = (ctx: DriveContext, turnId: string) =>
   ctx.reader.stream(turnId).find((e) => TURN_ENDS.has(e.type))?.type;
@@ -91,10 +92,11 @@ export const scheduleScenario: HostScenario = {
     writeFileSync(join(core, 'schedules', 'once.yaml'), `cron: "${cron}"\nprompt: the scheduled check\n`);
   },
   done(ctx) {
-    // Once the due time was recorded (first sight before it), its instance must end: completed or error.
+    // Once the due time was recorded (first sight before it), its instance must end: completed, or failed (in
+    // error: a fire a crash interrupted is not fired twice).
     const id = instanceOf(ctx);
     if (!id) return Date.now() > Date.parse(ctx.state.due ?? '') + 2000;
-    return ctx.reader.stream(id).some((e) => e.type === 'schedule_instance.completed' || e.type.endsWith('.error'));
+    return ctx.reader.stream(id).some((e) => INSTANCE_ENDS.has(e.type));
   },
   check(ctx) {
     const problems: CheckProblem[] = [];
@@ -191,12 +193,29 @@ export const compactionScenario: HostScenario = {
     const session = ctx.acks[0]?.session_id;
     if (ctx.acks.length < 3 || !session || ctx.state.compaction) return;
     // After a restart the recovered last turn may still run: a manual compaction waits for it anyway.
-    const result = await (await ctx.gateway()).request('operator.compact', { session_id: session });
-    ctx.state.compaction = result.compaction_id;
+    try {
+      const result = await (await ctx.gateway()).request('operator.compact', { session_id: session });
+      ctx.state.compaction = result.compaction_id;
+    } catch (err) {
+      // Re-sent after a crash that came after the compaction's commit: "nothing to compact" is the right answer.
+      if (!(err instanceof OperatorRequestError) || !ctx.restarted) throw err;
+      ctx.state.refused = err.message;
+    }
   },
   check(ctx) {
     const id = ctx.state.compaction;
     const session = ctx.acks[0]?.session_id;
+    if (session && ctx.state.refused) {
+      const compacted = ctx.reader.stream(session).some((e) => e.type === 'session.compacted');
+      return compacted
+        ? []
+        : [
+            {
+              check: 'compaction retried',
+              detail: `refused, yet ${session} was never compacted: ${ctx.state.refused}`,
+            },
+          ];
+    }
     if (!id || !session) return [];
     const found = ctx.reader.stream(session).some((e) => e.type === 'session.compacted' && e.data.compactionId === id);
     return found ? [] : [{ check: 'acknowledged compaction kept', detail: `${id} of ${session} is not in the log` }];
