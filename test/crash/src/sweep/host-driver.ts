@@ -160,7 +160,7 @@ async function runScenario(
         host = await startHost(home.dir, { cwd: home.workspace, env });
       } catch (err) {
         // Killed at a commit of its start (recovery): it never printed its ready line.
-        if (crash && parseCommitTrace(readTrace(trace)).crash) return false;
+        if (crashed()) return false;
         throw err;
       }
       const current = host;
