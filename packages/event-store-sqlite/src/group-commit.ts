@@ -7,6 +7,7 @@ import { decodeRow, type LogStatements } from './event-rows.js';
 import { eventHash, GENESIS_HASH } from './hash-chain.js';
 import type { LogPublisher } from './log-publisher.js';
 import type { ProjectorRunner } from './projector-runner.js';
+import type { CommitHook } from './sqlite-store-options.js';
 import { isCorruption } from './store-file-check.js';
 import type { StreamCache } from './stream-cache.js';
 
@@ -50,6 +51,8 @@ export interface GroupCommitDeps {
   failStop(err: unknown): unknown;
   /** The store's fail-stop error once it stopped. */
   damaged(): unknown;
+  /** The test hook told before and after each commit that appends events (crash-point sweeps). */
+  readonly onCommit?: CommitHook | undefined;
 }
 
 /**
@@ -204,6 +207,7 @@ export class GroupCommitWriter {
       overlay.end();
     }
     this.chainCommitted = true;
+    if (this.deps.onCommit) tellCommit(this.deps.onCommit, 'after', outcomes);
     // Only once committed: a rolled-back transaction also rolled back the catch-up it began with.
     if (caughtUp !== undefined) this.projectionDataVersion = caughtUp;
     if (asyncThrough !== undefined) this.deps.async.applied(asyncThrough);
@@ -255,6 +259,7 @@ export class GroupCommitWriter {
       asyncAppliedThrough(this.deps.async.applyDueInTx());
       overlay.flush();
       if (last > 0) this.deps.projections.checkpointAtHead(last);
+      if (this.deps.onCommit) tellCommit(this.deps.onCommit, 'before', outcomes);
       return outcomes;
     });
   }
@@ -375,6 +380,12 @@ export class GroupCommitWriter {
     }
     return version;
   }
+}
+
+/** Tells the commit hook of a commit that appended events (one that only replayed or refused is no commit of the log). */
+function tellCommit(hook: CommitHook, phase: 'before' | 'after', outcomes: readonly Outcome[]): void {
+  const events = outcomes.flatMap((o) => (o.ok && !o.value.replayed ? o.value.events : []));
+  if (events.length > 0) hook(phase, events);
 }
 
 function isBusy(err: unknown): boolean {

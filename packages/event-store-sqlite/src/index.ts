@@ -12,7 +12,13 @@ export {
 export { migrations, SCHEMA_VERSION } from './migrations.js';
 export { openSqliteEventStore } from './sqlite-event-store.js';
 export { openSqliteLogAdmin } from './sqlite-log-admin.js';
-export type { ConnectionSettings, SqliteEventStore, SqliteEventStoreOptions } from './sqlite-store-options.js';
+export type {
+  CommitHook,
+  CommitPhase,
+  ConnectionSettings,
+  SqliteEventStore,
+  SqliteEventStoreOptions,
+} from './sqlite-store-options.js';
 export {
   checkStoreFile,
   DEFAULT_FULL_CHECK_MAX_BYTES,

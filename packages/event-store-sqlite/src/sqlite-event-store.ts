@@ -128,6 +128,7 @@ class SqliteStore implements SqliteEventStore {
       transaction: (work) => this.transaction(work),
       failStop: (err) => this.failStop(err),
       damaged: () => this.damaged,
+      onCommit: options.onCommit,
     });
   }
 

@@ -1,4 +1,4 @@
-import type { Clock, EventRegistry, IdGenerator } from '@demiurge/contracts';
+import type { Clock, EventRegistry, IdGenerator, RecordedEvent } from '@demiurge/contracts';
 import type { DamagedStoreError, EventStore, Projector } from '@demiurge/event-store';
 import type { ProjectionLag } from './async-projections.js';
 import type { ConnectionOptions } from './connection.js';
@@ -29,7 +29,19 @@ export interface SqliteEventStoreOptions extends ConnectionOptions {
    * that {@link DamagedStoreError}. A host uses it to stop itself rather than keep refusing every call.
    */
   readonly onDamaged?: (error: DamagedStoreError) => void;
+  /**
+   * Test hook (crash-point sweeps): told of every commit that appends events, twice: `before` inside the
+   * transaction right before `COMMIT`, `after` right after it, before any caller is answered or any subscriber
+   * told. It may end the process (a SIGKILL at that point). Unset (the default), it costs nothing.
+   */
+  readonly onCommit?: CommitHook;
 }
+
+/** Where a commit is when the {@link SqliteEventStoreOptions.onCommit} hook is told of it. */
+export type CommitPhase = 'before' | 'after';
+
+/** The commit hook: the phase and the events the commit appends (replayed idempotent appends left out). */
+export type CommitHook = (phase: CommitPhase, events: readonly RecordedEvent[]) => void;
 
 /** The connection settings in force, read back from SQLite. */
 export interface ConnectionSettings {

@@ -70,6 +70,15 @@ export {
 } from './runtime/create-runtime.js';
 export { type ScheduleOverview, scheduleOverview } from './schedule-overview.js';
 export {
+  COMMIT_TRACE_ENV,
+  type CommitTraceLine,
+  CRASH_AT_COMMIT_ENV,
+  type HostTestHooks,
+  hostTestHooks,
+  INJECT_BUG_ENV,
+  type InjectedBug,
+} from './store/crash-hooks.js';
+export {
   describeStore,
   type HostStore,
   isPostgresStore,

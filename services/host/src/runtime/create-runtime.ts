@@ -29,6 +29,7 @@ import { DEFAULT_CORE_DIR } from '../paths.js';
 import { hostProjectors } from '../projectors.js';
 import { SCHEDULE_CHANNEL, scheduledRouteOf } from '../schedule-delivery.js';
 import { createSlotHooks } from '../slot-hooks.js';
+import { hostTestHooks, injectAckBeforeCommit } from '../store/crash-hooks.js';
 import { type HostStore, openHostStore, storeSelection } from '../store/host-store.js';
 import type { HostTelemetry } from '../telemetry/telemetry.js';
 import { hostProvider } from './host-provider.js';
@@ -109,7 +110,10 @@ export async function createRuntime(options: RuntimeOptions): Promise<HostRuntim
   const base = await hostProvider(config, home, env);
   const provider = options.telemetry ? options.telemetry.traceProvider(base, owner) : base;
   const damaged$ = new Subject<DamagedStoreError>();
+  // Crash-point sweeps only (docs/crash-sweep.md): nothing is hooked unless the environment asks.
+  const testHooks = hostTestHooks(env);
   const store = await openHostStore(storeSelection(home, config), {
+    ...(testHooks.onCommit ? { onCommit: testHooks.onCommit } : {}),
     projectors: hostProjectors,
     clock: localClock,
     ids: options.ids ?? createIdGenerator(localClock),
@@ -278,6 +282,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<HostRuntim
       : undefined;
     const router = new HostRouter([operatorAdapter, ...(webhook ? [webhook] : [])]);
     const delivery = new DeliveryRuntime({ store, clock, ids, work: turns.work, router, owner });
+    if (testHooks.injectedBug === 'ack-before-commit') injectAckBeforeCommit(turns.engine);
     return {
       damaged$,
       home,

@@ -1,7 +1,12 @@
 import type { Clock, IdGenerator } from '@demiurge/contracts';
 import type { DamagedStoreError, Projector } from '@demiurge/event-store';
 import { type PostgresEventStore, redactUrl } from '@demiurge/event-store-postgres';
-import { openSqliteEventStore, type SqliteEventStore, type StoreFileReport } from '@demiurge/event-store-sqlite';
+import {
+  type CommitHook,
+  openSqliteEventStore,
+  type SqliteEventStore,
+  type StoreFileReport,
+} from '@demiurge/event-store-sqlite';
 import type { HostConfig } from '../config.js';
 import { storePath } from '../paths.js';
 
@@ -58,6 +63,8 @@ export interface OpenHostStoreOptions {
   readonly onDamaged?: (error: DamagedStoreError) => void;
   /** SQLite only: told what the file check at open found (whether `quick_check` ran or was remembered). */
   readonly onFileChecked?: (report: StoreFileReport) => void;
+  /** SQLite only: the crash-point sweep's commit hook (see `hostTestHooks`). */
+  readonly onCommit?: CommitHook;
 }
 
 /**
@@ -70,6 +77,11 @@ export async function openHostStore(selection: StoreSelection, options: OpenHost
     // Loaded on use: the driver (`pg`, and Node's fetch implementation it touches at import) costs a home on
     // SQLite about 30 ms of every start.
     const { openPostgresEventStore } = await import('@demiurge/event-store-postgres');
+    if (options.onCommit) {
+      throw new Error(
+        'the crash-point commit hook (DEMIURGE_CRASH_AT_COMMIT, DEMIURGE_COMMIT_TRACE) needs a SQLite store',
+      );
+    }
     return openPostgresEventStore({ url: selection.url, projectors: options.projectors, ...ports });
   }
   return openSqliteEventStore({
@@ -80,5 +92,6 @@ export async function openHostStore(selection: StoreSelection, options: OpenHost
     ...ports,
     ...(options.onDamaged ? { onDamaged: options.onDamaged } : {}),
     ...(options.onFileChecked ? { onFileChecked: options.onFileChecked } : {}),
+    ...(options.onCommit ? { onCommit: options.onCommit } : {}),
   });
 }
