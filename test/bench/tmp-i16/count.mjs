@@ -1,0 +1,28 @@
+import { createRequire } from 'node:module';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createIdGenerator, systemClock } from '@demiurge/contracts';
+import { controlPlaneProjectors, DurableWorkRuntime } from '@demiurge/control-plane';
+import { openSqliteEventStore } from '@demiurge/event-store-sqlite';
+import { seedWork } from '../dist/work-bench.js';
+const req = createRequire(createRequire(import.meta.url).resolve('@demiurge/event-store-sqlite'));
+const Database = req('better-sqlite3');
+const proto = Object.getPrototypeOf(new Database(':memory:').prepare('select 1'));
+const counts = new Map(); let on = false;
+for (const m of ['run', 'get', 'all', 'iterate']) { const orig = proto[m]; proto[m] = function (...a) { if (on) { const k = this.source.replace(/\s+/g, ' ').slice(0, 90); counts.set(k, (counts.get(k) ?? 0) + 1); } return orig.apply(this, a); }; }
+const workers = Number(process.argv[2] ?? 1); const N = 400;
+const dir = mkdtempSync(join(tmpdir(), 'cnt-'));
+const store = await openSqliteEventStore({ path: join(dir, 's.sqlite3'), projectors: controlPlaneProjectors, synchronous: 'NORMAL' });
+const ids = createIdGenerator(systemClock);
+const work = new DurableWorkRuntime({ store, clock: systemClock, ids, owner: 'bench' });
+await seedWork(work, ids, N + 100);
+const loop = async (n) => { for (let i = 0; i < n; i++) { const [c] = await work.claimDue({ kind: 'task.completion', limit: 1 }); await work.succeed(c); } };
+await Promise.all(Array.from({ length: workers }, () => loop(50 / workers)));
+on = true; const t0 = process.cpuUsage();
+await Promise.all(Array.from({ length: workers }, () => loop(N / workers)));
+const cpu = process.cpuUsage(t0); on = false;
+let total = 0; for (const v of counts.values()) total += v;
+console.log(`workers ${workers}: statements/item ${(total / N).toFixed(2)} cpu µs/item ${((cpu.user + cpu.system) / N).toFixed(0)}`);
+for (const [k, v] of [...counts].sort((a, b) => b[1] - a[1])) console.log((v / N).toFixed(2).padStart(6), k);
+await store.close();
