@@ -73,6 +73,10 @@ export class GroupCommitWriter {
   private chainCommitted = false;
   /** `PRAGMA data_version` when the projectors were last known to be at the head. */
   projectionDataVersion = -1;
+  /** `PRAGMA data_version` inside the running transaction. */
+  private txDataVersion = -1;
+  /** The streams the running transaction appended to: their heads now (the stream cache learns them at commit). */
+  private readonly batchHeads = new Map<string, { stream_version: number; stream_type: string }>();
 
   constructor(private readonly deps: GroupCommitDeps) {}
 
@@ -223,6 +227,8 @@ export class GroupCommitWriter {
       overlay.begin();
       const foreign = this.catchUpForeignWrites();
       caughtUpTo(foreign);
+      this.txDataVersion = foreign ?? this.projectionDataVersion;
+      this.batchHeads.clear();
       // The chain's head is what our last commit left, unless another connection committed since (or the
       // last transaction did not commit): then it is read.
       if (foreign !== undefined || !this.chainCommitted) {
@@ -292,7 +298,7 @@ export class GroupCommitWriter {
     }
     // Every stream is checked before anything is inserted: a refused append writes nothing.
     const versions = plan.streams.map((stream) => {
-      const head = stmts.streamHead.get(stream.streamId);
+      const head = this.streamHead(stream.streamId);
       if (head && head.stream_type !== stream.streamType) {
         throw new StreamTypeMismatchError(stream.streamId, stream.streamType, head.stream_type);
       }
@@ -300,6 +306,20 @@ export class GroupCommitWriter {
       return head?.stream_version ?? 0;
     });
     return { versions };
+  }
+
+  /**
+   * A stream's head inside the append transaction: written earlier in this transaction, else known whole to the
+   * stream cache at this transaction's data version (no other connection committed since it was learnt), else
+   * read from the file. The cache is exact (see StreamCache), so the expected-version check (the fencing of
+   * claims) sees what a read would.
+   */
+  private streamHead(streamId: string): { stream_version: number; stream_type: string } | undefined {
+    return (
+      this.batchHeads.get(streamId) ??
+      this.deps.streams.head(streamId, this.txDataVersion) ??
+      this.deps.stmts.streamHead.get(streamId)
+    );
   }
 
   private writeAppend(plan: AppendPlan, versions: readonly number[]): AppendResult {
@@ -313,6 +333,13 @@ export class GroupCommitWriter {
       }
     }
     this.deps.projections.applyNew(events);
+    // Only once the whole append was written: a failure before this leaves the heads as they were.
+    for (const [i, stream] of plan.streams.entries()) {
+      this.batchHeads.set(stream.streamId, {
+        stream_version: versions[i]! + stream.events.length,
+        stream_type: stream.streamType,
+      });
+    }
     return { events, lastPosition: events[events.length - 1]!.position, replayed: false };
   }
 
