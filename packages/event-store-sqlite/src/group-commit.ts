@@ -9,6 +9,7 @@ import type { LogPublisher } from './log-publisher.js';
 import type { ProjectorRunner } from './projector-runner.js';
 import { isCorruption } from './store-file-check.js';
 import type { StreamCache } from './stream-cache.js';
+import { TransactionStreamHeads } from './stream-heads.js';
 
 interface PendingAppend {
   readonly plan: AppendPlan;
@@ -73,12 +74,12 @@ export class GroupCommitWriter {
   private chainCommitted = false;
   /** `PRAGMA data_version` when the projectors were last known to be at the head. */
   projectionDataVersion = -1;
-  /** `PRAGMA data_version` inside the running transaction. */
-  private txDataVersion = -1;
-  /** The streams the running transaction appended to: their heads now (the stream cache learns them at commit). */
-  private readonly batchHeads = new Map<string, { stream_version: number; stream_type: string }>();
+  /** The stream heads the running transaction's appends are checked against. */
+  private readonly heads: TransactionStreamHeads;
 
-  constructor(private readonly deps: GroupCommitDeps) {}
+  constructor(private readonly deps: GroupCommitDeps) {
+    this.heads = new TransactionStreamHeads(deps.stmts, deps.streams);
+  }
 
   /** Anything queued or committing. */
   get busy(): boolean {
@@ -227,8 +228,7 @@ export class GroupCommitWriter {
       overlay.begin();
       const foreign = this.catchUpForeignWrites();
       caughtUpTo(foreign);
-      this.txDataVersion = foreign ?? this.projectionDataVersion;
-      this.batchHeads.clear();
+      this.heads.begin(foreign ?? this.projectionDataVersion);
       // The chain's head is what our last commit left, unless another connection committed since (or the
       // last transaction did not commit): then it is read.
       if (foreign !== undefined || !this.chainCommitted) {
@@ -298,7 +298,7 @@ export class GroupCommitWriter {
     }
     // Every stream is checked before anything is inserted: a refused append writes nothing.
     const versions = plan.streams.map((stream) => {
-      const head = this.streamHead(stream.streamId);
+      const head = this.heads.head(stream.streamId);
       if (head && head.stream_type !== stream.streamType) {
         throw new StreamTypeMismatchError(stream.streamId, stream.streamType, head.stream_type);
       }
@@ -306,20 +306,6 @@ export class GroupCommitWriter {
       return head?.stream_version ?? 0;
     });
     return { versions };
-  }
-
-  /**
-   * A stream's head inside the append transaction: written earlier in this transaction, else known whole to the
-   * stream cache at this transaction's data version (no other connection committed since it was learnt), else
-   * read from the file. The cache is exact (see StreamCache), so the expected-version check (the fencing of
-   * claims) sees what a read would.
-   */
-  private streamHead(streamId: string): { stream_version: number; stream_type: string } | undefined {
-    return (
-      this.batchHeads.get(streamId) ??
-      this.deps.streams.head(streamId, this.txDataVersion) ??
-      this.deps.stmts.streamHead.get(streamId)
-    );
   }
 
   private writeAppend(plan: AppendPlan, versions: readonly number[]): AppendResult {
@@ -335,10 +321,7 @@ export class GroupCommitWriter {
     this.deps.projections.applyNew(events);
     // Only once the whole append was written: a failure before this leaves the heads as they were.
     for (const [i, stream] of plan.streams.entries()) {
-      this.batchHeads.set(stream.streamId, {
-        stream_version: versions[i]! + stream.events.length,
-        stream_type: stream.streamType,
-      });
+      this.heads.wrote(stream.streamId, versions[i]! + stream.events.length, stream.streamType);
     }
     return { events, lastPosition: events[events.length - 1]!.position, replayed: false };
   }
