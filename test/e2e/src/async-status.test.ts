@@ -18,16 +18,18 @@ afterEach(async () => {
   home.remove();
 });
 
-/** The head and the checkpoints, as another connection reads the file. */
+/** The head and the checkpoints, as another connection reads the file (one snapshot: the host may be committing). */
 function fileState(): { head: number; checkpoints: Record<string, number> } {
   const db = new Database(join(home.path, 'runtime', 'runtime.sqlite3'), { readonly: true });
   try {
-    const head = db.prepare('SELECT COALESCE(MAX(position), 0) FROM events').pluck().get() as number;
-    const rows = db.prepare('SELECT name, position FROM projector_checkpoints').all() as {
-      name: string;
-      position: number;
-    }[];
-    return { head, checkpoints: Object.fromEntries(rows.map((r) => [r.name, r.position])) };
+    return db.transaction(() => {
+      const head = db.prepare('SELECT COALESCE(MAX(position), 0) FROM events').pluck().get() as number;
+      const rows = db.prepare('SELECT name, position FROM projector_checkpoints').all() as {
+        name: string;
+        position: number;
+      }[];
+      return { head, checkpoints: Object.fromEntries(rows.map((r) => [r.name, r.position])) };
+    })();
   } finally {
     db.close();
   }
