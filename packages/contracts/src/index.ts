@@ -199,6 +199,7 @@ export {
   defineEvent,
   type EventData,
   type EventDefinition,
+  type EventDefinitionInput,
   type EventOf,
   type EventRegistry,
 } from './registry.js';

@@ -22,15 +22,27 @@ export type EventData<D> = D extends EventDefinition<string, infer S> ? z.output
 export type EventOf<D> = D extends EventDefinition<infer T, infer S> ? NewEvent<T, z.input<S>> : never;
 
 /**
- * Declares an event type.
+ * What {@link defineEvent} takes: an {@link EventDefinition} whose `data` is the schema or, so that a
+ * process builds only the schemas of the event types it meets, a function that builds it on first use.
+ */
+export interface EventDefinitionInput<T extends string = string, S extends z.ZodType = z.ZodType>
+  extends Omit<EventDefinition<T, S>, 'data'> {
+  readonly data: S | (() => S);
+}
+
+/**
+ * Declares an event type. Give `data` as a function (`data: () => z.object(...)`) to build the schema on
+ * first use of `definition.data` (validating, reading, the docs), once: a command that meets three event
+ * types builds three schemas, not the catalog's hundred (start-up time, docs/performance.md). The
+ * definition is the same either way.
  * @example
  * export const SessionArchived = defineEvent({
  *   type: 'session.archived', schemaVersion: 1, description: 'A session was archived.',
- *   data: z.object({ sessionId: SessionId, reason: z.string().min(1) }),
+ *   data: () => z.object({ sessionId: SessionId, reason: z.string().min(1) }),
  * });
  */
 export function defineEvent<const T extends string, S extends z.ZodType>(
-  def: EventDefinition<T, S>,
+  def: EventDefinitionInput<T, S>,
 ): EventDefinition<T, S> {
   if (!EVENT_TYPE_PATTERN.test(def.type)) {
     throw new Error(`event type "${def.type}" is not a dotted lower-case name like "task.submitted"`);
@@ -38,7 +50,18 @@ export function defineEvent<const T extends string, S extends z.ZodType>(
   if (!Number.isInteger(def.schemaVersion) || def.schemaVersion < 1) {
     throw new Error(`event type "${def.type}" has schemaVersion ${def.schemaVersion}; it must be an integer >= 1`);
   }
-  return def;
+  const { data } = def;
+  if (typeof data !== 'function') return def as EventDefinition<T, S>;
+  let schema: S | undefined;
+  const definition = { ...def } as { -readonly [K in keyof EventDefinition<T, S>]: EventDefinition<T, S>[K] };
+  Object.defineProperty(definition, 'data', {
+    enumerable: true,
+    get: () => {
+      schema ??= data();
+      return schema;
+    },
+  });
+  return definition;
 }
 
 /** A lookup of event definitions by type, used by stores to validate on append and on read. */

@@ -164,6 +164,22 @@ export class AsyncProjections {
     if (this.failure !== undefined) throw this.failure;
   }
 
+  /**
+   * At close: brings them to the head like {@link catchUp}, and also moves a stored checkpoint that lags
+   * behind the head though nothing is left to apply (the last commits held none of their events: in memory
+   * they are current, and no transaction wrote their checkpoints), so the file says they are at the head.
+   */
+  settle(): void {
+    if (!this.enabled) return;
+    const head = this.deps.stmts.head.get()!;
+    if (this.failure === undefined && this.appliedThrough >= head) {
+      const cps = this.deps.projections.readCheckpoints();
+      if (this.projectors.every((p) => (cps.get(p.name)?.position ?? 0) >= head)) return;
+    }
+    this.runOwn();
+    if (this.failure !== undefined) throw this.failure;
+  }
+
   /** Stops the timer (the store closes). */
   stop(): void {
     if (this.timer) clearTimeout(this.timer);

@@ -10,6 +10,7 @@ import type { ProjectorRunner } from './projector-runner.js';
 import type { CommitHook } from './sqlite-store-options.js';
 import { isCorruption } from './store-file-check.js';
 import type { StreamCache } from './stream-cache.js';
+import { TransactionStreamHeads } from './stream-heads.js';
 
 interface PendingAppend {
   readonly plan: AppendPlan;
@@ -76,8 +77,12 @@ export class GroupCommitWriter {
   private chainCommitted = false;
   /** `PRAGMA data_version` when the projectors were last known to be at the head. */
   projectionDataVersion = -1;
+  /** The stream heads the running transaction's appends are checked against. */
+  private readonly heads: TransactionStreamHeads;
 
-  constructor(private readonly deps: GroupCommitDeps) {}
+  constructor(private readonly deps: GroupCommitDeps) {
+    this.heads = new TransactionStreamHeads(deps.stmts, deps.streams);
+  }
 
   /** Anything queued or committing. */
   get busy(): boolean {
@@ -227,6 +232,7 @@ export class GroupCommitWriter {
       overlay.begin();
       const foreign = this.catchUpForeignWrites();
       caughtUpTo(foreign);
+      this.heads.begin(foreign ?? this.projectionDataVersion);
       // The chain's head is what our last commit left, unless another connection committed since (or the
       // last transaction did not commit): then it is read.
       if (foreign !== undefined || !this.chainCommitted) {
@@ -297,7 +303,7 @@ export class GroupCommitWriter {
     }
     // Every stream is checked before anything is inserted: a refused append writes nothing.
     const versions = plan.streams.map((stream) => {
-      const head = stmts.streamHead.get(stream.streamId);
+      const head = this.heads.head(stream.streamId);
       if (head && head.stream_type !== stream.streamType) {
         throw new StreamTypeMismatchError(stream.streamId, stream.streamType, head.stream_type);
       }
@@ -318,6 +324,10 @@ export class GroupCommitWriter {
       }
     }
     this.deps.projections.applyNew(events);
+    // Only once the whole append was written: a failure before this leaves the heads as they were.
+    for (const [i, stream] of plan.streams.entries()) {
+      this.heads.wrote(stream.streamId, versions[i]! + stream.events.length, stream.streamType);
+    }
     return { events, lastPosition: events[events.length - 1]!.position, replayed: false };
   }
 

@@ -320,10 +320,10 @@ class SqliteStore implements SqliteEventStore {
       this.writer.schedule();
       await yieldToLoop();
     }
-    // The asynchronous projectors reach the head: the next open has nothing to catch up.
+    // The asynchronous projectors reach the head, their checkpoints too: the next open has nothing to catch up.
     if (!this.damaged) {
       try {
-        this.guard(() => this.async.catchUp());
+        this.guard(() => this.async.settle());
       } catch (err) {
         if (this.damaged) throw err;
         // A failing asynchronous projector stays behind; the next open catches it up (and reports it).

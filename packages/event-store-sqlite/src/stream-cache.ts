@@ -33,6 +33,17 @@ export class StreamCache {
     return events.slice(Math.max(0, fromVersion - 1)).map(freeze);
   }
 
+  /**
+   * The head (last version and stream type) of a stream known whole at `dataVersion`, else undefined: what an
+   * append's expected-version check needs, without reading the events index. Nothing is copied or frozen.
+   */
+  head(streamId: string, dataVersion: number): { stream_version: number; stream_type: string } | undefined {
+    if (dataVersion !== this.dataVersion) return undefined;
+    const events = this.streams.get(streamId);
+    const last = events?.[events.length - 1];
+    return last && { stream_version: last.streamVersion, stream_type: last.streamType };
+  }
+
   /** A whole stream (versions 1..n) read at `dataVersion`. */
   remember(streamId: string, events: readonly RecordedEvent[], dataVersion: number): void {
     if (dataVersion !== this.dataVersion) {

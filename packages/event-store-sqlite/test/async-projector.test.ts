@@ -69,6 +69,24 @@ it('is applied after the commit: behind in the file, caught up by a read, at the
   expect(checkpoints()).toEqual({ counter: 6, 'counter-async': 6 });
 });
 
+it('close leaves it at the head in the file when the last commits were of types it does not handle', async () => {
+  const store = await open(60_000);
+  await increment(store, 'a', 1);
+  // A read applies it: at the head in memory and in the file.
+  await store.projection('counter-async').dump();
+  expect(checkpoints()['counter-async']).toBe(1);
+  // Then commits none of whose events it handles: nothing to apply, so no transaction of its own moved it.
+  await store.append({
+    streamType: 'note',
+    streamId: 'n',
+    expectedVersion: 'any',
+    events: [{ type: 'test.noted', data: { text: 'during close' } }],
+  });
+  expect(checkpoints()).toEqual({ counter: 2, 'counter-async': 1 });
+  await store.close();
+  expect(checkpoints()).toEqual({ counter: 2, 'counter-async': 2 });
+});
+
 it('reaches the head within its lag without being read', async () => {
   const store = await open(20);
   try {

@@ -62,3 +62,28 @@ it("another connection's commit is seen at the next read (the cache is dropped w
     await b.close();
   }
 });
+
+it("an append's expected version is checked against another connection's commit, not the cached head", async () => {
+  const a = await open();
+  const b = await open();
+  try {
+    await increment(a, 1, 'no_stream');
+    await increment(a, 2, 1);
+    // a knows the stream whole at version 2; b appends version 3 behind its back.
+    expect(await amounts(a)).toEqual([1, 2]);
+    await increment(b, 3, 2);
+    // a's append at version 2 (the head it knew) is refused: the stream is at 3.
+    await expect(increment(a, 4, 2)).rejects.toMatchObject({ name: 'StreamVersionConflictError' });
+    // In one batch, a second append to the stream sees the first one's head.
+    const [first, second, stale] = await Promise.allSettled([
+      increment(a, 5, 3),
+      increment(a, 6, 4),
+      increment(a, 7, 4),
+    ]);
+    expect([first.status, second.status, stale.status]).toEqual(['fulfilled', 'fulfilled', 'rejected']);
+    expect(await amounts(b)).toEqual([1, 2, 3, 5, 6]);
+  } finally {
+    await a.close();
+    await b.close();
+  }
+});

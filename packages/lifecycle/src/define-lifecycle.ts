@@ -1,6 +1,7 @@
 import type { EventDefinition } from '@demiurge/contracts';
 import type { AnyStateMachine, SnapshotFrom } from 'xstate';
 import { assertTransition } from './assert-transition.js';
+import { isLazyMachine, realMachine } from './lazy-machine.js';
 
 /** The pseudo-state of a stream that does not exist yet: its creation event leaves it. */
 export const NONE = 'none';
@@ -86,7 +87,55 @@ export interface LifecycleConfig<M extends AnyStateMachine, E extends string> {
 export function defineLifecycle<M extends AnyStateMachine, E extends string>(
   config: LifecycleConfig<M, E>,
 ): Lifecycle<StateOf<M>, E> {
-  const { machine, vocabulary } = config;
+  const events = config.vocabulary.map((def) => def.type);
+  for (const repeat of config.idempotent ?? []) {
+    if (!events.includes(repeat.event)) {
+      throw new Error(`lifecycle ${config.aggregate}: idempotent event ${repeat.event} is not in the vocabulary`);
+    }
+  }
+  let derived: Derived<M, E> | undefined;
+  const derive = (): Derived<M, E> => {
+    derived ??= deriveFromMachine(config, events);
+    return derived;
+  };
+  // A machine of `lazySetup` is built (and checked) on first use; any other is checked now.
+  if (!isLazyMachine(config.machine)) derive();
+  return {
+    aggregate: config.aggregate,
+    streamType: config.streamType,
+    title: config.title,
+    summary: config.summary,
+    invariants: config.invariants,
+    get machine() {
+      return derive().machine;
+    },
+    initialState: NONE as StateOf<M>,
+    get states() {
+      return derive().states;
+    },
+    events,
+    get creationEvents() {
+      return derive().creationEvents;
+    },
+    idempotent: config.idempotent ?? [],
+    evolve(state, event, streamId) {
+      return assertTransition(this, state, event as LifecycleEvent<E>, streamId);
+    },
+  };
+}
+
+interface Derived<M extends AnyStateMachine, E extends string> {
+  readonly machine: M;
+  readonly states: readonly StateOf<M>[];
+  readonly creationEvents: readonly E[];
+}
+
+/** Builds the machine (when lazy) and checks it against its vocabulary: what the lifecycle reads from it. */
+function deriveFromMachine<M extends AnyStateMachine, E extends string>(
+  config: LifecycleConfig<M, E>,
+  events: readonly E[],
+): Derived<M, E> {
+  const machine = realMachine(config.machine);
   const root = machine.root;
   if (root.initial?.target[0]?.key !== NONE) {
     throw new Error(`lifecycle ${config.aggregate}: the machine must start in "${NONE}"`);
@@ -100,7 +149,6 @@ export function defineLifecycle<M extends AnyStateMachine, E extends string>(
     }
     for (const type of node.transitions.keys()) handled.add(type);
   }
-  const events = vocabulary.map((def) => def.type);
   const missing = events.filter((type) => !handled.has(type));
   const extra = [...handled].filter((type) => !events.includes(type as E));
   if (missing.length > 0 || extra.length > 0) {
@@ -111,25 +159,5 @@ export function defineLifecycle<M extends AnyStateMachine, E extends string>(
     );
   }
   const creationEvents = events.filter((type) => root.states[NONE]!.transitions.has(type));
-  for (const repeat of config.idempotent ?? []) {
-    if (!events.includes(repeat.event)) {
-      throw new Error(`lifecycle ${config.aggregate}: idempotent event ${repeat.event} is not in the vocabulary`);
-    }
-  }
-  return {
-    aggregate: config.aggregate,
-    streamType: config.streamType,
-    title: config.title,
-    summary: config.summary,
-    invariants: config.invariants,
-    machine,
-    initialState: NONE as StateOf<M>,
-    states,
-    events,
-    creationEvents,
-    idempotent: config.idempotent ?? [],
-    evolve(state, event, streamId) {
-      return assertTransition(this, state, event as LifecycleEvent<E>, streamId);
-    },
-  };
+  return { machine, states, creationEvents };
 }

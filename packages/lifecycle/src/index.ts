@@ -67,6 +67,7 @@ export {
   workFold,
 } from './folds/work.fold.js';
 export { type IdempotentRow, idempotentRepeats } from './idempotent-repeats.js';
+export { lazyMachine, lazySetup } from './lazy-machine.js';
 export { renderLifecycleDoc } from './lifecycle-doc.js';
 export { lifecycleFor, lifecycles } from './lifecycles.js';
 export {

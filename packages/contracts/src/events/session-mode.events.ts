@@ -10,7 +10,7 @@ export const SessionModeChanged = defineEvent({
   type: 'session.mode_changed',
   schemaVersion: 1,
   description: "A session's policy overlay changed between plan mode and default mode.",
-  data: z.object({ sessionId: SessionId, mode: SessionMode, previous: SessionMode }),
+  data: () => z.object({ sessionId: SessionId, mode: SessionMode, previous: SessionMode }),
 });
 
 /** What a second input does while a turn runs: wait its turn (`queue`) or cancel the running one (`interrupt`). */
@@ -21,7 +21,7 @@ export const SessionBusyModeChanged = defineEvent({
   type: 'session.busy_mode_changed',
   schemaVersion: 1,
   description: 'What a new input does while a turn is running in the session: queue behind it or interrupt it.',
-  data: z.object({ sessionId: SessionId, busyMode: BusyMode }),
+  data: () => z.object({ sessionId: SessionId, busyMode: BusyMode }),
 });
 
 export const sessionModeEvents = [SessionModeChanged, SessionBusyModeChanged] as const;

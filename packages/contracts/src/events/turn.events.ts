@@ -10,7 +10,7 @@ export const TurnCancelled = defineEvent({
   type: 'turn.cancelled',
   schemaVersion: 1,
   description: 'A turn was cancelled; in-flight tool calls are settled and the reason is kept.',
-  data: z.object({ turnId: TurnId, sessionId: SessionId, reason: z.string().min(1) }),
+  data: () => z.object({ turnId: TurnId, sessionId: SessionId, reason: z.string().min(1) }),
 });
 
 /** One tool call as the model asked for it, with the id the runtime gave its record. */
@@ -32,17 +32,18 @@ export const TurnModelResponded = defineEvent({
   type: 'turn.model_responded',
   schemaVersion: 1,
   description: 'A model round of a turn was fully received: its text, tool calls and usage (the buffered completion).',
-  data: z.object({
-    turnId: TurnId,
-    runId: RunId,
-    /** `s<n>`, the model-loop step the tool calls of this round are keyed by. */
-    stepId: z.string().min(1),
-    provider: z.string().min(1),
-    model: z.string().min(1),
-    content: z.string(),
-    toolCalls: z.array(ModelToolCall),
-    usage: z.object({ inputTokens: z.number().int().nonnegative(), outputTokens: z.number().int().nonnegative() }),
-  }),
+  data: () =>
+    z.object({
+      turnId: TurnId,
+      runId: RunId,
+      /** `s<n>`, the model-loop step the tool calls of this round are keyed by. */
+      stepId: z.string().min(1),
+      provider: z.string().min(1),
+      model: z.string().min(1),
+      content: z.string(),
+      toolCalls: z.array(ModelToolCall),
+      usage: z.object({ inputTokens: z.number().int().nonnegative(), outputTokens: z.number().int().nonnegative() }),
+    }),
 });
 
 export const turnEvents = [TurnCancelled, TurnModelResponded] as const;

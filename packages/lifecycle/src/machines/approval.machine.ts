@@ -1,12 +1,12 @@
 import { approvalEvents } from '@demiurge/contracts';
-import { setup } from 'xstate';
 import { defineLifecycle, type LifecycleEvent, type StateOf } from '../define-lifecycle.js';
+import { lazySetup } from '../lazy-machine.js';
 
 /** The event types the Approval machine handles, e.g. for a typed `NewEvent<ApprovalEventType>`. */
 export type ApprovalEventType = (typeof approvalEvents)[number]['type'];
 
 /** The approval lifecycle: a person's answer to an action that policy blocked. */
-export const approvalMachine = setup({
+export const approvalMachine = lazySetup({
   types: { events: {} as LifecycleEvent<ApprovalEventType> },
 }).createMachine({
   id: 'approval',

@@ -1,6 +1,6 @@
 import { coreEvents } from '@demiurge/contracts';
-import { setup } from 'xstate';
 import { defineLifecycle, type LifecycleEvent, type StateOf } from '../define-lifecycle.js';
+import { lazySetup } from '../lazy-machine.js';
 
 /** The event types the Core machine handles. */
 export type CoreEventType = (typeof coreEvents)[number]['type'];
@@ -9,7 +9,7 @@ export type CoreEventType = (typeof coreEvents)[number]['type'];
  * An Agent Core's revision history (stream `core:<coreId>`): unversioned until its first revision, then
  * versioned; every later save, rollback or evolve makes another revision current.
  */
-export const coreMachine = setup({
+export const coreMachine = lazySetup({
   types: { events: {} as LifecycleEvent<CoreEventType> },
 }).createMachine({
   id: 'core',

@@ -1,7 +1,7 @@
 import { deliveryEvents } from '@demiurge/contracts';
-import { setup } from 'xstate';
 import { defineLifecycle, type LifecycleEvent, type StateOf } from '../define-lifecycle.js';
 import { decisionIs } from '../guards.js';
+import { lazySetup } from '../lazy-machine.js';
 
 /** The event types the Delivery machine handles, e.g. for a typed `NewEvent<DeliveryEventType>`. */
 export type DeliveryEventType = (typeof deliveryEvents)[number]['type'];
@@ -11,7 +11,7 @@ export type DeliveryEventType = (typeof deliveryEvents)[number]['type'];
  * unrouted. A failed or unrouted delivery may be attempted again (its work item decides when);
  * an unknown one only after an operator's `delivery.resolved`.
  */
-export const deliveryMachine = setup({
+export const deliveryMachine = lazySetup({
   types: { events: {} as LifecycleEvent<DeliveryEventType> },
   guards: { decisionIs },
 }).createMachine({

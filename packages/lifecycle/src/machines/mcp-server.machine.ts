@@ -1,6 +1,6 @@
 import { mcpServerEvents } from '@demiurge/contracts';
-import { setup } from 'xstate';
 import { defineLifecycle, type LifecycleEvent, type StateOf } from '../define-lifecycle.js';
+import { lazySetup } from '../lazy-machine.js';
 
 /** The event types the MCP server machine handles, e.g. for a typed `NewEvent<McpServerEventType>`. */
 export type McpServerEventType = (typeof mcpServerEvents)[number]['type'];
@@ -11,7 +11,7 @@ export type McpServerEventType = (typeof mcpServerEvents)[number]['type'];
  * start) makes it restarting until the next start succeeds, or failed once its restarts are used up; the host's
  * close (or a later host start, for a host that is gone) stops it.
  */
-export const mcpServerMachine = setup({
+export const mcpServerMachine = lazySetup({
   types: { events: {} as LifecycleEvent<McpServerEventType> },
 }).createMachine({
   id: 'mcp_server',

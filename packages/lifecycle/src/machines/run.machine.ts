@@ -1,6 +1,6 @@
 import { runEvents } from '@demiurge/contracts';
-import { setup } from 'xstate';
 import { defineLifecycle, type LifecycleEvent, type StateOf } from '../define-lifecycle.js';
+import { lazySetup } from '../lazy-machine.js';
 
 /** The event types the Run machine handles, e.g. for a typed `NewEvent<RunEventType>`. */
 export type RunEventType = (typeof runEvents)[number]['type'];
@@ -10,7 +10,7 @@ export type RunEventType = (typeof runEvents)[number]['type'];
  * the run; they are allowed while it is live (queued owner claims, running, waiting, paused,
  * blocked, cancelling) so a new owner can recover it.
  */
-export const runMachine = setup({
+export const runMachine = lazySetup({
   types: { events: {} as LifecycleEvent<RunEventType> },
 }).createMachine({
   id: 'run',

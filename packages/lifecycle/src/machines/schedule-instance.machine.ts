@@ -1,12 +1,12 @@
 import { scheduleInstanceEvents } from '@demiurge/contracts';
-import { setup } from 'xstate';
 import { defineLifecycle, type LifecycleEvent, type StateOf } from '../define-lifecycle.js';
+import { lazySetup } from '../lazy-machine.js';
 
 /** The event types the ScheduleInstance machine handles, e.g. for a typed `NewEvent<ScheduleInstanceEventType>`. */
 export type ScheduleInstanceEventType = (typeof scheduleInstanceEvents)[number]['type'];
 
 /** The schedule instance lifecycle: one due fire of a schedule. */
-export const scheduleInstanceMachine = setup({
+export const scheduleInstanceMachine = lazySetup({
   types: { events: {} as LifecycleEvent<ScheduleInstanceEventType> },
 }).createMachine({
   id: 'schedule_instance',

@@ -1,6 +1,6 @@
 import { sessionEvents, sessionModeEvents, TurnCancelled } from '@demiurge/contracts';
-import { setup } from 'xstate';
 import { defineLifecycle, type LifecycleEvent, type StateOf } from '../define-lifecycle.js';
+import { lazySetup } from '../lazy-machine.js';
 
 const sessionVocabulary = [...sessionEvents, ...sessionModeEvents, TurnCancelled] as const;
 /** The event types the Session machine handles, e.g. for a typed `NewEvent<SessionEventType>`. */
@@ -10,7 +10,7 @@ export type SessionEventType = (typeof sessionVocabulary)[number]['type'];
  * The session lifecycle: active until archived. Plan mode (`session.mode_changed`) is a policy
  * overlay, not a state. Messages and turn events recorded on the session stream do not move it.
  */
-export const sessionMachine = setup({
+export const sessionMachine = lazySetup({
   types: { events: {} as LifecycleEvent<SessionEventType> },
 }).createMachine({
   id: 'session',

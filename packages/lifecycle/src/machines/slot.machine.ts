@@ -1,12 +1,12 @@
 import { slotEvents } from '@demiurge/contracts';
-import { setup } from 'xstate';
 import { defineLifecycle, type LifecycleEvent, type StateOf } from '../define-lifecycle.js';
+import { lazySetup } from '../lazy-machine.js';
 
 /** The event types the Slot machine handles, e.g. for a typed `NewEvent<SlotEventType>`. */
 export type SlotEventType = (typeof slotEvents)[number]['type'];
 
 /** One invocation of an Agent Core slot: started, then finished, failed or timed out. */
-export const slotMachine = setup({
+export const slotMachine = lazySetup({
   types: { events: {} as LifecycleEvent<SlotEventType> },
 }).createMachine({
   id: 'slot',

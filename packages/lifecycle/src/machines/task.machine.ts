@@ -1,6 +1,6 @@
 import { taskEvents } from '@demiurge/contracts';
-import { setup } from 'xstate';
 import { defineLifecycle, type LifecycleEvent, type StateOf } from '../define-lifecycle.js';
+import { lazySetup } from '../lazy-machine.js';
 
 /** The event types the Task machine handles, e.g. for a typed `NewEvent<TaskEventType>`. */
 export type TaskEventType = (typeof taskEvents)[number]['type'];
@@ -14,7 +14,7 @@ export type TaskEventType = (typeof taskEvents)[number]['type'];
  * `task.log` and the notices do not move the task: a finished task's completion notice, or a blocked task's
  * notice (it needs the user), which may be acknowledged after the task resumed.
  */
-export const taskMachine = setup({
+export const taskMachine = lazySetup({
   types: { events: {} as LifecycleEvent<TaskEventType> },
 }).createMachine({
   id: 'task',

@@ -1,7 +1,7 @@
 import { toolCallEvents } from '@demiurge/contracts';
-import { setup } from 'xstate';
 import { defineLifecycle, type LifecycleEvent, type StateOf } from '../define-lifecycle.js';
 import { decisionIs } from '../guards.js';
+import { lazySetup } from '../lazy-machine.js';
 
 /** The event types the ToolCall machine handles, e.g. for a typed `NewEvent<ToolCallEventType>`. */
 export type ToolCallEventType = (typeof toolCallEvents)[number]['type'];
@@ -10,7 +10,7 @@ export type ToolCallEventType = (typeof toolCallEvents)[number]['type'];
  * The tool call (effect) lifecycle: requested, then denied by policy or started (intent recorded
  * before the effect), then an outcome; a crash after `started` leaves `unknown`.
  */
-export const toolCallMachine = setup({
+export const toolCallMachine = lazySetup({
   types: { events: {} as LifecycleEvent<ToolCallEventType> },
   guards: { decisionIs },
 }).createMachine({

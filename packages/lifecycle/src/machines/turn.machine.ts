@@ -1,13 +1,13 @@
 import { TurnCompleted, TurnFailed, TurnStarted, turnEvents } from '@demiurge/contracts';
-import { setup } from 'xstate';
 import { defineLifecycle, type LifecycleEvent, type StateOf } from '../define-lifecycle.js';
+import { lazySetup } from '../lazy-machine.js';
 
 const turnVocabulary = [TurnStarted, TurnCompleted, TurnFailed, ...turnEvents] as const;
 /** The event types the Turn machine handles, e.g. for a typed `NewEvent<TurnEventType>`. */
 export type TurnEventType = (typeof turnVocabulary)[number]['type'];
 
 /** The turn lifecycle: one user/agent interaction, running until it completes, fails or is cancelled. */
-export const turnMachine = setup({
+export const turnMachine = lazySetup({
   types: { events: {} as LifecycleEvent<TurnEventType> },
 }).createMachine({
   id: 'turn',

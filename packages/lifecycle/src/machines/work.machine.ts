@@ -1,7 +1,7 @@
 import { workEvents } from '@demiurge/contracts';
-import { setup } from 'xstate';
 import { defineLifecycle, type LifecycleEvent, type StateOf } from '../define-lifecycle.js';
 import { decisionIs, hasRetryAt } from '../guards.js';
+import { lazySetup } from '../lazy-machine.js';
 
 /** The event types the Work machine handles, e.g. for a typed `NewEvent<WorkEventType>`. */
 export type WorkEventType = (typeof workEvents)[number]['type'];
@@ -16,7 +16,7 @@ const failed = [
  * token, intent (`sending`) before an external effect, and `unknown` for an interrupted send,
  * which only an operator's `work.resolved` settles. `sending` is never claimed again.
  */
-export const workMachine = setup({
+export const workMachine = lazySetup({
   types: { events: {} as LifecycleEvent<WorkEventType> },
   guards: { hasRetryAt, decisionIs },
 }).createMachine({
