@@ -43,6 +43,12 @@ export interface RuntimeOptions {
   readonly owner?: string;
   /** Default: quiet one-line text on stderr (`demiurge: ...`). */
   readonly logger?: Logger;
+  /** The model provider, instead of the one the configuration names (a simulation injects its own). */
+  readonly provider?: ModelProvider;
+  /** Task handlers that replace the built-in ones of their kind (a simulation runs simulated processes for `terminal.exec`). */
+  readonly taskHandlers?: Readonly<Record<string, TaskHandler>>;
+  /** SQLite: group commits independent of timing, so the same inputs always give the same log (a simulation). */
+  readonly deterministicFlush?: boolean;
 }
 
 /** Pushes for operator clients that are not projected from the log (deliveries shown to the operator). */
@@ -102,13 +108,14 @@ export async function createRuntime(options: RuntimeOptions): Promise<HostRuntim
   const owner = options.owner ?? hostIdentity();
   const env = options.env ?? process.env;
   const logger = options.logger ?? createLogger();
-  const provider = await hostProvider(config, home, env);
+  const provider = options.provider ?? (await hostProvider(config, home, env));
   const damaged$ = new Subject<DamagedStoreError>();
   const store = await openHostStore(storeSelection(home, config), {
     projectors: hostProjectors,
     clock: localClock,
     ids: options.ids ?? createIdGenerator(localClock),
     onDamaged: (error) => damaged$.next(error),
+    ...(options.deterministicFlush ? { deterministicFlush: true } : {}),
   });
   let mcp: McpServers | undefined;
   try {
@@ -213,24 +220,28 @@ export async function createRuntime(options: RuntimeOptions): Promise<HostRuntim
       artifactsDir: join(home, 'runtime', 'artifacts'),
       graceMs: config.tasks.grace_ms,
       isHostAlive,
-      handlers: Object.assign(handlers, {
-        'terminal.exec': terminalExecHandler,
-        'agent.spawn': createAgentSpawnHandler({
-          sessions: turns.sessions,
-          ids,
-          engine: () => turns.engine,
-          coreId: core.id,
-        }),
-        'evolver.run': createEvolverRunHandler({
-          store,
-          sessions: turns.sessions,
-          ids,
-          engine: () => turns.engine,
-          source: coreSource,
-          home,
-          slotCacheDir,
-        }),
-      }),
+      handlers: Object.assign(
+        handlers,
+        {
+          'terminal.exec': terminalExecHandler,
+          'agent.spawn': createAgentSpawnHandler({
+            sessions: turns.sessions,
+            ids,
+            engine: () => turns.engine,
+            coreId: core.id,
+          }),
+          'evolver.run': createEvolverRunHandler({
+            store,
+            sessions: turns.sessions,
+            ids,
+            engine: () => turns.engine,
+            source: coreSource,
+            home,
+            slotCacheDir,
+          }),
+        },
+        options.taskHandlers ?? {},
+      ),
     } as ConstructorParameters<typeof RuntimeTaskWorker>[0]);
     const scheduler = createScheduler({ store, clock, ids, owner, core, turns, workLeaseMs: config.leases.work_ms });
     const pushes$ = new Subject<OperatorPush>();

@@ -58,6 +58,8 @@ export interface OpenHostStoreOptions {
   readonly onDamaged?: (error: DamagedStoreError) => void;
   /** SQLite only: told what the file check at open found (whether `quick_check` ran or was remembered). */
   readonly onFileChecked?: (report: StoreFileReport) => void;
+  /** SQLite only: group commits never take the timing-dependent microtask shortcut (a simulation's same-seed-same-log). */
+  readonly deterministicFlush?: boolean;
 }
 
 /**
@@ -80,5 +82,6 @@ export async function openHostStore(selection: StoreSelection, options: OpenHost
     ...ports,
     ...(options.onDamaged ? { onDamaged: options.onDamaged } : {}),
     ...(options.onFileChecked ? { onFileChecked: options.onFileChecked } : {}),
+    ...(options.deterministicFlush ? { deterministicFlush: true } : {}),
   });
 }

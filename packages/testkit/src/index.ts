@@ -1,0 +1,23 @@
+export { type Acknowledged, type CheckedStore, checkStep, logHash, rebuildDifferences } from './checks.js';
+export { checkInvariants, Invariant, type InvariantFinding } from './invariants.js';
+export {
+  describeDifference,
+  diffProjection,
+  diffValues,
+  type FieldDifference,
+  type ProjectionDifference,
+  type ProjectionDump,
+} from './projection-diff.js';
+export {
+  actionsOfSeed,
+  describeAction,
+  type ProviderFault,
+  type SimAction,
+  type SinkFault,
+  scenarioArb,
+  simActionArb,
+  type ToolFault,
+} from './scenario.js';
+export { SIM_EPOCH } from './sim-host.js';
+export { planText, SIM_TOOL, type SimBug, SimWorld, type TurnPlan } from './sim-world.js';
+export { runScenario, type ScenarioResult, type SimulatorOptions } from './simulator.js';

@@ -1,0 +1,66 @@
+import type { IdGenerator } from '@demiurge/contracts';
+import { createFakeClock, createSeededIdGenerator, type FakeClock } from '@demiurge/contracts/testing';
+import { createRuntime, DemiurgeApp, silentLogger } from '@demiurge/host';
+import type { SimWorld } from './sim-world.js';
+
+/** The simulated time every scenario starts at. */
+export const SIM_EPOCH = Date.parse('2026-01-01T00:00:00.000Z');
+
+/** The ports every host of one scenario shares: the virtual clock and the seeded ids (they outlive a crash). */
+export interface SimPorts {
+  readonly clock: FakeClock;
+  readonly ids: IdGenerator;
+}
+
+export function simPorts(seed: number): SimPorts {
+  const clock = createFakeClock(SIM_EPOCH);
+  return { clock, ids: createSeededIdGenerator(clock, seed) };
+}
+
+/**
+ * Starts a host of the real composition (`createRuntime` + `DemiurgeApp`) on the scenario's home, with the
+ * world's provider, tool, sink and processes injected and no background loop: the simulator calls each loop's
+ * step itself, at virtual times. Recovery runs as at a real start (runs whose owner is gone are resumed).
+ */
+export async function startSimHost(options: {
+  home: string;
+  core: string | undefined;
+  owner: string;
+  ports: SimPorts;
+  world: SimWorld;
+}): Promise<DemiurgeApp> {
+  const { world, ports } = options;
+  const parts = await createRuntime({
+    home: options.home,
+    clock: ports.clock,
+    ids: ports.ids,
+    owner: options.owner,
+    logger: silentLogger,
+    provider: world.provider(),
+    taskHandlers: { 'terminal.exec': world.processHandler() },
+    env: {},
+    deterministicFlush: true,
+    ...(options.core ? { overrides: { core: options.core } } : {}),
+  });
+  try {
+    parts.turns.tools.register(world.tool());
+    parts.operatorAdapter.attach(world.sink);
+    const app = new DemiurgeApp(parts);
+    await app.recover(true);
+    return app;
+  } catch (err) {
+    await parts.store.close();
+    throw err;
+  }
+}
+
+/** The config of a scenario's home: the fast file mode (a simulated crash loses nothing the OS has). */
+export const SIM_CONFIG = [
+  'store:',
+  '  synchronous: NORMAL',
+  'scheduler:',
+  '  enabled: false',
+  'compaction:',
+  '  enabled: false',
+  '',
+].join('\n');
