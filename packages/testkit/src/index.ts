@@ -1,4 +1,13 @@
-export { type Acknowledged, type CheckedStore, checkStep, logHash, rebuildDifferences } from './checks.js';
+export {
+  renderSimulateReport,
+  type SimFailure,
+  type SimRunReport,
+  type SimulateOptions,
+  type SimulateReport,
+  simulate,
+  simulateSeed,
+} from './batch.js';
+export { type Acknowledged, type CheckedStore, logHash, rebuildDifferences, StepChecker } from './checks.js';
 export { checkInvariants, Invariant, type InvariantFinding } from './invariants.js';
 export {
   describeDifference,

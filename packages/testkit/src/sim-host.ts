@@ -1,6 +1,8 @@
+import { copyFileSync, mkdirSync, mkdtempSync } from 'node:fs';
+import { join } from 'node:path';
 import type { IdGenerator } from '@demiurge/contracts';
 import { createFakeClock, createSeededIdGenerator, type FakeClock } from '@demiurge/contracts/testing';
-import { createRuntime, DemiurgeApp, silentLogger } from '@demiurge/host';
+import { createRuntime, DemiurgeApp, hostProjectors, openHostStore, silentLogger, storePath } from '@demiurge/host';
 import type { SimWorld } from './sim-world.js';
 
 /** The simulated time every scenario starts at. */
@@ -64,3 +66,26 @@ export const SIM_CONFIG = [
   '  enabled: false',
   '',
 ].join('\n');
+
+const templates = new Map<string, string>();
+
+/**
+ * Gives a new home the store file every home starts with (migrated, every projector at position 0): made once
+ * per base directory and process, then copied, which costs far less than migrating a new file for each
+ * scenario. The log is empty either way, so this changes no scenario's log.
+ */
+export async function seedStoreFile(base: string, home: string): Promise<void> {
+  let template = templates.get(base);
+  if (!template) {
+    const dir = mkdtempSync(join(base, 'demiurge-sim-template-'));
+    template = join(dir, 'runtime.sqlite3');
+    const store = await openHostStore(
+      { kind: 'sqlite', path: template, synchronous: 'NORMAL' },
+      { projectors: hostProjectors },
+    );
+    await store.close();
+    templates.set(base, template);
+  }
+  mkdirSync(join(home, 'runtime'), { recursive: true, mode: 0o700 });
+  copyFileSync(template, storePath(home));
+}

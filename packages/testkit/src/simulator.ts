@@ -5,9 +5,9 @@ import { DemiurgeError } from '@demiurge/contracts';
 import type { DemiurgeApp } from '@demiurge/host';
 import { deliveryStatusPrefix, outboxReader } from '@demiurge/projector-outbox';
 import { taskBoardReader } from '@demiurge/projector-task-board';
-import { type CheckedStore, checkStep, logHash } from './checks.js';
+import { type CheckedStore, StepChecker } from './checks.js';
 import { describeAction, type SimAction } from './scenario.js';
-import { SIM_CONFIG, type SimPorts, simPorts, startSimHost } from './sim-host.js';
+import { SIM_CONFIG, type SimPorts, seedStoreFile, simPorts, startSimHost } from './sim-host.js';
 import { planText, type SimBug, SimWorld } from './sim-world.js';
 
 /** How scenarios run. */
@@ -22,6 +22,11 @@ export interface SimulatorOptions {
   readonly dir?: string;
   /** A deliberately injected bug, to prove the checks catch it. */
   readonly bug?: SimBug;
+  /**
+   * When every projection is compared with a rebuild from the log: after every `step` (default), or only at
+   * the `end` of each scenario (much cheaper for long batches; the other checks still run after every step).
+   */
+  readonly rebuild?: 'step' | 'end';
   /** Keep each scenario's home (to read its log with `demiurge events --home <home>`); its path is in the result. */
   readonly keep?: boolean;
 }
@@ -56,33 +61,36 @@ export async function runScenario(
   mkdirSync(base, { recursive: true });
   const home = mkdtempSync(join(base, 'demiurge-sim-'));
   writeFileSync(join(home, 'config.yaml'), SIM_CONFIG);
+  await seedStoreFile(base, home);
   const world = new SimWorld(options.bug);
   const ports = simPorts(seed);
   const sim = new Scenario(home, options.core, ports, world);
+  const checker = new StepChecker();
+  const rebuildEveryStep = (options.rebuild ?? 'step') === 'step';
+  const result = (failure?: ScenarioResult['failure']): ScenarioResult => ({
+    seed,
+    actions,
+    hash: checker.digest(),
+    events: checker.events,
+    ...(options.keep ? { home } : {}),
+    ...(failure ? { failure } : {}),
+  });
   try {
     await sim.start();
     for (const [step, action] of actions.entries()) {
+      const last = step === actions.length - 1;
       let problems: string[];
       try {
         await sim.apply(action);
-        problems = await checkStep(sim.store as CheckedStore, world, { runs: sim.admitted }, ports.clock.now());
+        problems = await checker.check(sim.store as CheckedStore, world, { runs: sim.admitted }, ports.clock.now(), {
+          rebuild: rebuildEveryStep || last,
+        });
       } catch (err) {
         problems = [`unexpected error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`];
       }
-      if (problems.length > 0) {
-        const { hash, events } = await logHash(sim.store);
-        return {
-          seed,
-          actions,
-          hash,
-          events,
-          ...(options.keep ? { home } : {}),
-          failure: { step, action: describeAction(action), problems },
-        };
-      }
+      if (problems.length > 0) return result({ step, action: describeAction(action), problems });
     }
-    const { hash, events } = await logHash(sim.store);
-    return { seed, actions, hash, events, ...(options.keep ? { home } : {}) };
+    return result();
   } finally {
     await sim.close();
     if (!options.keep) rmSync(home, { recursive: true, force: true });

@@ -1,0 +1,36 @@
+import { resolve } from 'node:path';
+import { renderSimulateReport, simulate } from '@demiurge/testkit';
+import { ExitCode, UsageError } from '../cli-errors.js';
+import { coreProblem } from '../core-dir.js';
+import type { CommandIo } from '../io.js';
+
+/**
+ * `demiurge simulate`: runs `seeds` scenarios from `seed` on the given core (or the bundled one) and prints a
+ * report (with `--json`, one document with each run's and the batch's log hash). Exit 1 when any failed.
+ */
+export async function simulateCommand(
+  o: { core?: string; seeds: number; seed: number; maxActions: number; json: boolean },
+  io: CommandIo,
+): Promise<ExitCode> {
+  const core = o.core === undefined ? undefined : resolve(o.core);
+  if (core) {
+    const problem = coreProblem(core);
+    if (problem) throw new UsageError(`--core: ${problem}`);
+  }
+  const report = await simulate({
+    seeds: o.seeds,
+    seed: o.seed,
+    maxActions: o.maxActions,
+    ...(core ? { core } : {}),
+    ...(o.json || !io.progress
+      ? {}
+      : { onRun: (run) => io.progress?.write(`\rseed ${run.seed}: ${run.ok ? 'ok' : 'FAILED'}   `) }),
+  });
+  if (!o.json && io.progress) io.progress.write('\n');
+  if (o.json) {
+    io.out(JSON.stringify({ core: core ?? null, maxActions: o.maxActions, ...report }));
+  } else {
+    for (const line of renderSimulateReport(report, core ?? 'the bundled core')) io.out(line);
+  }
+  return report.ok ? ExitCode.ok : ExitCode.failure;
+}
