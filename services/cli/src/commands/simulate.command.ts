@@ -1,6 +1,7 @@
-import type { Command } from 'commander';
+import { type Command, Option } from 'commander';
 import { action, type CommandContext } from '../command-context.js';
 import { jsonOption, wholeNumber } from '../options.js';
+import type { SimulateCliOptions } from './simulate.js';
 
 /** `demiurge simulate` (the implementation, and with it the test kit, loads on use: `simulate.ts`). */
 export function registerSimulate(program: Command, ctx: CommandContext): void {
@@ -18,10 +19,8 @@ export function registerSimulate(program: Command, ctx: CommandContext): void {
       1,
     )
     .option('--max-actions <n>', 'the most actions a scenario has', wholeNumber('--max-actions', 1), 8)
+    // For testing the tester: a deliberately broken delivery sink, to see a failure reported (not in --help).
+    .addOption(new Option('--inject-bug <bug>').choices(['ack-before-send', 'double-send']).hideHelp())
     .addOption(jsonOption('print one JSON document: each run and the batch, with their log hashes'))
-    .action(
-      action(ctx, async (o: { core?: string; seeds: number; seed: number; maxActions: number; json: boolean }) =>
-        (await import('./simulate.js')).simulateCommand(o, ctx.io),
-      ),
-    );
+    .action(action(ctx, async (o: SimulateCliOptions) => (await import('./simulate.js')).simulateCommand(o, ctx.io)));
 }

@@ -4,14 +4,24 @@ import { ExitCode, UsageError } from '../cli-errors.js';
 import { coreProblem } from '../core-dir.js';
 import type { CommandIo } from '../io.js';
 
+/** The options of `demiurge simulate`, as commander parsed them. */
+export interface SimulateCliOptions {
+  readonly core?: string;
+  readonly seeds: number;
+  readonly seed: number;
+  readonly maxActions: number;
+  readonly json: boolean;
+  /** Hidden: a deliberately broken delivery sink, to see how a failure is reported. */
+  readonly injectBug?: 'ack-before-send' | 'double-send';
+}
+
+const BUGS = { 'ack-before-send': 'ackBeforeSend', 'double-send': 'doubleSend' } as const;
+
 /**
  * `demiurge simulate`: runs `seeds` scenarios from `seed` on the given core (or the bundled one) and prints a
  * report (with `--json`, one document with each run's and the batch's log hash). Exit 1 when any failed.
  */
-export async function simulateCommand(
-  o: { core?: string; seeds: number; seed: number; maxActions: number; json: boolean },
-  io: CommandIo,
-): Promise<ExitCode> {
+export async function simulateCommand(o: SimulateCliOptions, io: CommandIo): Promise<ExitCode> {
   const core = o.core === undefined ? undefined : resolve(o.core);
   if (core) {
     const problem = coreProblem(core);
@@ -22,6 +32,7 @@ export async function simulateCommand(
     seed: o.seed,
     maxActions: o.maxActions,
     ...(core ? { core } : {}),
+    ...(o.injectBug ? { bug: BUGS[o.injectBug] } : {}),
     ...(o.json || !io.progress
       ? {}
       : { onRun: (run) => io.progress?.write(`\rseed ${run.seed}: ${run.ok ? 'ok' : 'FAILED'}   `) }),
