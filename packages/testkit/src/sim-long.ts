@@ -1,0 +1,18 @@
+// The long run (`pnpm --filter @demiurge/testkit run sim:long`): SIM_SEEDS scenarios (default 100,000) from
+// SIM_SEED (default 1) on the bundled core, or SIM_CORE. Prints a line per 1,000 seeds and each failure.
+import { renderSimulateReport, simulate } from './batch.js';
+
+const seeds = Number(process.env.SIM_SEEDS ?? 100_000);
+const seed = Number(process.env.SIM_SEED ?? 1);
+const core = process.env.SIM_CORE;
+const report = await simulate({
+  seeds,
+  seed,
+  ...(core ? { core } : {}),
+  onRun: (run) => {
+    if (!run.ok) console.log(`seed ${run.seed} FAILED: ${run.failure?.problems[0] ?? ''}`);
+    else if ((run.seed - seed + 1) % 1_000 === 0) console.log(`${run.seed - seed + 1} of ${seeds} seeds passed`);
+  },
+});
+for (const line of renderSimulateReport(report, core ?? 'the bundled core')) console.log(line);
+process.exit(report.ok ? 0 : 1);
