@@ -15,26 +15,28 @@ export type SimAction =
   | { readonly kind: 'advance'; readonly ms: number }
   | { readonly kind: 'cancel'; readonly pick: number }
   | { readonly kind: 'cancelTask'; readonly pick: number }
+  | { readonly kind: 'deleteTask'; readonly pick: number; readonly archive: boolean }
   | { readonly kind: 'resolve' }
   | { readonly kind: 'recover' }
   | { readonly kind: 'crash'; readonly restart: 'same' | 'second' };
 
 const toolFault = fc.constantFrom<ToolFault>('ok', 'ok', 'ok', 'fail', 'hang');
+// Cross-shrinking lets a shrunk trace drop a provider fault that plays no part in the failure.
 const providerFault: fc.Arbitrary<ProviderFault> = fc.oneof(
+  { withCrossShrink: true },
   { weight: 6, arbitrary: fc.constant(null) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constantFrom('error' as const, 'hang' as const), atStep: fc.nat(2) }) },
 );
 
+const submitArb: fc.Arbitrary<SimAction> = fc.record({
+  kind: fc.constant('submit' as const),
+  tools: fc.array(toolFault, { maxLength: 2 }),
+  provider: providerFault,
+});
+
 /** One action, weighted toward the common ones (submit, dispatch). */
 export const simActionArb: fc.Arbitrary<SimAction> = fc.oneof(
-  {
-    weight: 5,
-    arbitrary: fc.record({
-      kind: fc.constant('submit' as const),
-      tools: fc.array(toolFault, { maxLength: 2 }),
-      provider: providerFault,
-    }),
-  },
+  { weight: 5, arbitrary: submitArb },
   {
     weight: 1,
     arbitrary: fc.record({
@@ -46,7 +48,7 @@ export const simActionArb: fc.Arbitrary<SimAction> = fc.oneof(
     weight: 4,
     arbitrary: fc.record({
       kind: fc.constant('dispatch' as const),
-      sink: fc.constantFrom<SinkFault>('ok', 'ok', 'ok', 'fail', 'timeout', 'ambiguous'),
+      sink: fc.constantFrom<SinkFault>('ok', 'ok', 'ok', 'ok', 'fail', 'timeout', 'ambiguous'),
     }),
   },
   // Small steps, a lease expiry (past the 30 s leases), and a clock jump of hours.
@@ -59,6 +61,10 @@ export const simActionArb: fc.Arbitrary<SimAction> = fc.oneof(
   },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('cancel' as const), pick: fc.nat(7) }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('cancelTask' as const), pick: fc.nat(7) }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({ kind: fc.constant('deleteTask' as const), pick: fc.nat(7), archive: fc.boolean() }),
+  },
   { weight: 1, arbitrary: fc.constant({ kind: 'resolve' as const }) },
   { weight: 1, arbitrary: fc.constant({ kind: 'recover' as const }) },
   {
@@ -70,9 +76,14 @@ export const simActionArb: fc.Arbitrary<SimAction> = fc.oneof(
   },
 );
 
-/** A scenario's actions: 1 to `maxActions` of them. fast-check shrinks a failing list to the shortest one that still fails. */
+/**
+ * A scenario's actions: a first turn, then up to `maxActions - 1` more actions (lengths spread evenly, not
+ * biased to short lists). fast-check shrinks a failing list to the shortest one that still fails.
+ */
 export function scenarioArb(maxActions = 8): fc.Arbitrary<SimAction[]> {
-  return fc.array(simActionArb, { minLength: 1, maxLength: maxActions });
+  return fc
+    .tuple(submitArb, fc.array(simActionArb, { maxLength: Math.max(0, maxActions - 1), size: 'max' }))
+    .map(([first, rest]) => [first, ...rest]);
 }
 
 /** The actions of one seed, as the simulator's fast-check run generates them (the same seed gives the same list). */
@@ -103,6 +114,8 @@ export function describeAction(a: SimAction): string {
       return `cancel live run #${a.pick}`;
     case 'cancelTask':
       return `cancel detached task #${a.pick}`;
+    case 'deleteTask':
+      return `${a.archive ? 'archive' : 'delete'} task #${a.pick} (any status: the machine decides)`;
     case 'resolve':
       return 'resolve unknown deliveries (as the sink saw them)';
     case 'recover':

@@ -212,6 +212,16 @@ class Scenario {
           );
         return;
       }
+      case 'deleteTask': {
+        // Any task, in any status: a delete or archive the task machine refuses is a typed refusal.
+        const tasks = await taskBoardReader(app.store).all();
+        const task = tasks[a.pick % Math.max(1, tasks.length)];
+        if (!task) return;
+        const ref = { sessionId: task.sessionId, taskId: task.taskId };
+        const cp = app.runtime.controlPlane;
+        await refused(a.archive ? cp.archiveTask(ref) : cp.deleteTask(ref, 'deleted by the simulated operator'));
+        return;
+      }
       case 'resolve': {
         const outbox = outboxReader(app.store);
         for (const d of await outbox.byStatus.list({ prefix: deliveryStatusPrefix('unknown') })) {

@@ -24,4 +24,4 @@ describe('the same seed gives the same log', () => {
     const shifted = await simulate({ seeds: 4, seed: 6 });
     expect(shifted.hash).not.toBe(first.hash);
   });
-});
+}, 600_000);
