@@ -251,6 +251,7 @@ class Scenario {
     slot.frozen = true;
     if (restart === 'same') {
       await slot.app.store.close();
+      await slot.app.mcp?.close('simulated host crash');
       this.world.releaseHangs();
       this.world.deferred.length = 0;
       await new Promise((resolve) => setImmediate(resolve));
@@ -260,7 +261,10 @@ class Scenario {
   }
 
   async close(): Promise<void> {
-    for (const { app } of this.hosts) await app.store.close().catch(() => undefined);
+    for (const { app } of this.hosts) {
+      await app.store.close().catch(() => undefined);
+      await app.mcp?.close('the scenario ended').catch(() => undefined);
+    }
     this.world.releaseHangs();
     await new Promise((resolve) => setImmediate(resolve));
   }
