@@ -45,6 +45,8 @@ export interface SimulateReport {
   readonly ok: boolean;
   readonly from: number;
   readonly scenarios: number;
+  /** The most actions a scenario had: the seed's actions depend on it, so reproducing a seed needs it too. */
+  readonly maxActions: number;
   readonly failures: number;
   /** SHA-256 over every run's hash, in seed order: the same batch gives the same hash. */
   readonly hash: string;
@@ -107,6 +109,7 @@ export async function simulate(options: SimulateOptions = {}): Promise<SimulateR
     ok: failures === 0,
     from,
     scenarios: count,
+    maxActions: options.maxActions ?? 8,
     failures,
     hash: batch.digest('hex'),
     durationMs: Math.round(performance.now() - started),

@@ -39,7 +39,7 @@ export async function simulateCommand(o: SimulateCliOptions, io: CommandIo): Pro
   });
   if (!o.json && io.progress) io.progress.write('\n');
   if (o.json) {
-    io.out(JSON.stringify({ core: core ?? null, maxActions: o.maxActions, ...report }));
+    io.out(JSON.stringify({ core: core ?? null, ...report }));
   } else {
     for (const line of renderSimulateReport(report, core ?? 'the bundled core')) io.out(line);
   }
