@@ -16,6 +16,7 @@ export type SimAction =
   | { readonly kind: 'cancel'; readonly pick: number }
   | { readonly kind: 'cancelTask'; readonly pick: number }
   | { readonly kind: 'deleteTask'; readonly pick: number; readonly archive: boolean }
+  | { readonly kind: 'schedule' }
   | { readonly kind: 'resolve' }
   | { readonly kind: 'recover' }
   | { readonly kind: 'crash'; readonly restart: 'same' | 'second' };
@@ -66,6 +67,7 @@ export const simActionArb: fc.Arbitrary<SimAction> = fc.oneof(
     arbitrary: fc.record({ kind: fc.constant('deleteTask' as const), pick: fc.nat(7), archive: fc.boolean() }),
   },
   { weight: 1, arbitrary: fc.constant({ kind: 'resolve' as const }) },
+  { weight: 1, arbitrary: fc.constant({ kind: 'schedule' as const }) },
   { weight: 1, arbitrary: fc.constant({ kind: 'recover' as const }) },
   {
     weight: 1,
@@ -116,6 +118,8 @@ export function describeAction(a: SimAction): string {
       return `cancel detached task #${a.pick}`;
     case 'deleteTask':
       return `${a.archive ? 'archive' : 'delete'} task #${a.pick} (any status: the machine decides)`;
+    case 'schedule':
+      return "scheduler round (the core's due schedule fires, each a turn)";
     case 'resolve':
       return 'resolve unknown deliveries (as the sink saw them)';
     case 'recover':

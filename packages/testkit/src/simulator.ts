@@ -234,6 +234,11 @@ class Scenario {
       case 'recover':
         await app.recover(true);
         return;
+      case 'schedule':
+        // The host's scheduler round, at the virtual time: due instances recorded, then up to 4 fired.
+        await app.scheduler.tick();
+        await app.scheduler.runDue({ limit: 4 });
+        return;
       case 'crash':
         return this.crash(a.restart);
     }

@@ -1,12 +1,14 @@
-import { rmSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { RecordedEvent } from '@demiurge/contracts';
 import { hostProjectors, openHostStore, storePath } from '@demiurge/host';
 import { describe, expect, it } from 'vitest';
 import { runScenario, type SimAction } from '../src/index.js';
 
 /** Runs a scripted scenario, keeps its home, and reads its log back. */
-async function logOf(actions: SimAction[]) {
-  const result = await runScenario(7, actions, { keep: true });
+async function logOf(actions: SimAction[], core?: string) {
+  const result = await runScenario(7, actions, { keep: true, ...(core ? { core } : {}) });
   const home = result.home ?? '';
   const store = await openHostStore(
     { kind: 'sqlite', path: storePath(home), synchronous: 'NORMAL' },
@@ -76,5 +78,30 @@ describe('scripted faults through the simulator', () => {
     expect(by('delivery.unknown')).toHaveLength(1);
     expect(by('delivery.sending')).toHaveLength(1);
     expect(by('delivery.resolved').map((e) => (e.data as { decision: string }).decision)).toEqual(['sent']);
+  });
+
+  it("a core's schedule fires once at its virtual due time, its turn runs, and a crash in between loses nothing", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'demiurge-sim-core-'));
+    try {
+      const core = join(dir, 'core');
+      cpSync(join(import.meta.dirname, '..', '..', '..', 'agent'), core, { recursive: true });
+      mkdirSync(join(core, 'schedules'));
+      writeFileSync(join(core, 'schedules', 'hourly.yaml'), 'cron: "0 * * * *"\nprompt: the hourly check\n');
+      const actions: SimAction[] = [
+        { kind: 'submit', tools: [], provider: null },
+        { kind: 'schedule' },
+        { kind: 'advance', ms: 3_600_000 },
+        { kind: 'crash', restart: 'same' },
+        { kind: 'schedule' },
+        { kind: 'schedule' },
+      ];
+      const { result, by } = await logOf(actions, core);
+      expect(result.failure).toBeUndefined();
+      expect((await runScenario(7, actions, { core })).hash).toBe(result.hash);
+      expect(by('schedule_instance.completed')).toHaveLength(1);
+      expect(by('turn.completed')).toHaveLength(2);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 }, 600_000);
