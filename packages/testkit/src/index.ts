@@ -1,3 +1,19 @@
+// The machine walks (random walks through each lifecycle machine with valid event data) and the decider
+// specification, from @demiurge/lifecycle's test helpers: one package for users' property tests.
+export {
+  type DeliveryModel,
+  deciderSpecification,
+  deliveryWalk,
+  edgeKey,
+  MachineWalk,
+  type SpecifiedDecider,
+  steps,
+  type TaskModel,
+  taskWalk,
+  type WalkSpec,
+  type WorkModel,
+  workWalk,
+} from '@demiurge/lifecycle/testing';
 export {
   renderSimulateReport,
   type SimFailure,
