@@ -9,7 +9,14 @@ export type SinkFault = 'ok' | 'fail' | 'timeout' | 'ambiguous';
 
 /** One step of a scenario. Every action carries its own random choices, so a shrunk trace replays alone. */
 export type SimAction =
-  | { readonly kind: 'submit'; readonly tools: readonly ToolFault[]; readonly provider: ProviderFault }
+  | {
+      readonly kind: 'submit';
+      readonly tools: readonly ToolFault[];
+      readonly provider: ProviderFault;
+      /** In plan mode: each call of the (external) simulated tool asks the operator's approval first. */
+      readonly plan?: boolean;
+    }
+  | { readonly kind: 'approve'; readonly pick: number; readonly grant: boolean }
   | { readonly kind: 'task'; readonly outcome: 'ok' | 'fail' | 'hang' }
   | { readonly kind: 'dispatch'; readonly sink: SinkFault }
   | { readonly kind: 'advance'; readonly ms: number }
@@ -29,11 +36,15 @@ const providerFault: fc.Arbitrary<ProviderFault> = fc.oneof(
   { weight: 1, arbitrary: fc.record({ kind: fc.constantFrom('error' as const, 'hang' as const), atStep: fc.nat(2) }) },
 );
 
-const submitArb: fc.Arbitrary<SimAction> = fc.record({
-  kind: fc.constant('submit' as const),
-  tools: fc.array(toolFault, { maxLength: 2 }),
-  provider: providerFault,
-});
+const submitArb: fc.Arbitrary<SimAction> = fc.record(
+  {
+    kind: fc.constant('submit' as const),
+    tools: fc.array(toolFault, { maxLength: 2 }),
+    provider: providerFault,
+    plan: fc.constantFrom(false, false, false, true),
+  },
+  { requiredKeys: ['kind', 'tools', 'provider'] },
+);
 
 /** One action, weighted toward the common ones (submit, dispatch). */
 export const simActionArb: fc.Arbitrary<SimAction> = fc.oneof(
@@ -67,6 +78,10 @@ export const simActionArb: fc.Arbitrary<SimAction> = fc.oneof(
     arbitrary: fc.record({ kind: fc.constant('deleteTask' as const), pick: fc.nat(7), archive: fc.boolean() }),
   },
   { weight: 1, arbitrary: fc.constant({ kind: 'resolve' as const }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({ kind: fc.constant('approve' as const), pick: fc.nat(3), grant: fc.boolean() }),
+  },
   { weight: 1, arbitrary: fc.constant({ kind: 'schedule' as const }) },
   { weight: 1, arbitrary: fc.constant({ kind: 'recover' as const }) },
   {
@@ -105,7 +120,9 @@ export function actionsOfSeed(seed: number, maxActions = 8): SimAction[] {
 export function describeAction(a: SimAction): string {
   switch (a.kind) {
     case 'submit':
-      return `submit (tools: ${a.tools.join(', ') || 'none'}${a.provider ? `; provider ${a.provider.kind} at round ${a.provider.atStep}` : ''})`;
+      return `submit${a.plan ? ' in plan mode' : ''} (tools: ${a.tools.join(', ') || 'none'}${a.provider ? `; provider ${a.provider.kind} at round ${a.provider.atStep}` : ''})`;
+    case 'approve':
+      return `${a.grant ? 'grant' : 'deny'} open approval #${a.pick}`;
     case 'task':
       return `submit a detached task (process ${a.outcome})`;
     case 'dispatch':

@@ -62,6 +62,8 @@ export const SIM_CONFIG = [
   '  synchronous: NORMAL',
   'scheduler:',
   '  enabled: false',
+  'plan_mode:',
+  '  on_write: ask',
   'compaction:',
   '  enabled: false',
   '',

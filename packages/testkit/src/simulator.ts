@@ -163,6 +163,7 @@ class Scenario {
         const submitted = await app.submit({
           text: planText({ n, tools: a.tools, provider: a.provider }),
           newSession: true,
+          ...(a.plan ? { plan: true } : {}),
         });
         submitted.outcome.catch(() => undefined);
         this.admitted.push(submitted.runId);
@@ -222,6 +223,17 @@ class Scenario {
         await refused(a.archive ? cp.archiveTask(ref) : cp.deleteTask(ref, 'deleted by the simulated operator'));
         return;
       }
+      case 'approve': {
+        const open = await app.runtime.approvals.listOpen();
+        const approval = open[a.pick % Math.max(1, open.length)];
+        if (!approval) return;
+        const actor = { kind: 'operator' as const, id: 'sim-operator' };
+        const { approvals } = app.runtime;
+        await refused(
+          a.grant ? approvals.grant(approval.approvalId, actor) : approvals.deny(approval.approvalId, actor),
+        );
+        return;
+      }
       case 'resolve': {
         const outbox = outboxReader(app.store);
         for (const d of await outbox.byStatus.list({ prefix: deliveryStatusPrefix('unknown') })) {
@@ -255,8 +267,7 @@ class Scenario {
     if (!slot) return;
     slot.frozen = true;
     if (restart === 'same') {
-      await slot.app.store.close();
-      await slot.app.mcp?.close('simulated host crash');
+      await halt(slot.app, 'simulated host crash');
       this.world.releaseHangs();
       this.world.deferred.length = 0;
       await new Promise((resolve) => setImmediate(resolve));
@@ -266,13 +277,21 @@ class Scenario {
   }
 
   async close(): Promise<void> {
-    for (const { app } of this.hosts) {
-      await app.store.close().catch(() => undefined);
-      await app.mcp?.close('the scenario ended').catch(() => undefined);
-    }
+    for (const { app } of this.hosts) await halt(app, 'the scenario ended');
     this.world.releaseHangs();
     await new Promise((resolve) => setImmediate(resolve));
   }
+}
+
+/**
+ * Stops a host the way a crash does: its store handle closes first, so nothing it still runs can write; then
+ * its turns in flight are stopped (their signals abort: a wait on an approval or a call ends, and with it its
+ * timer) — what they try to record is refused by the closed store — and its MCP servers stop.
+ */
+async function halt(app: DemiurgeApp, why: string): Promise<void> {
+  await app.store.close().catch(() => undefined);
+  await app.runtime.engine.close({ drainMs: 0 }).catch(() => undefined);
+  await app.mcp?.close(why).catch(() => undefined);
 }
 
 /** Runs an operator command; a typed refusal (the machine said no, already ended, not found) is an answer, not a failure. */

@@ -80,6 +80,31 @@ describe('scripted faults through the simulator', () => {
     expect(by('delivery.resolved').map((e) => (e.data as { decision: string }).decision)).toEqual(['sent']);
   });
 
+  it('plan mode: the external tool waits for the operator; granted it runs once, denied it never runs', async () => {
+    const planned: SimAction = { kind: 'submit', tools: ['ok'], provider: null, plan: true };
+    const granted = await logOf([planned, { kind: 'approve', pick: 0, grant: true }]);
+    expect(granted.result.failure).toBeUndefined();
+    expect(granted.by('approval.requested')).toHaveLength(1);
+    expect(granted.by('approval.granted')).toHaveLength(1);
+    expect(granted.by('tool_call.succeeded')).toHaveLength(1);
+    expect(granted.by('run.completed')).toHaveLength(1);
+    const denied = await logOf([planned, { kind: 'approve', pick: 0, grant: false }]);
+    expect(denied.result.failure).toBeUndefined();
+    expect(denied.by('tool_call.denied')).toHaveLength(1);
+    expect(denied.by('tool_call.started')).toHaveLength(0);
+    // A crash while it waits: the next host finds the run waiting on the same approval, and the grant still works.
+    const crashed = await logOf([
+      planned,
+      { kind: 'crash', restart: 'same' },
+      { kind: 'advance', ms: 31_000 },
+      { kind: 'recover' },
+      { kind: 'approve', pick: 0, grant: true },
+    ]);
+    expect(crashed.result.failure).toBeUndefined();
+    expect(crashed.by('approval.requested')).toHaveLength(1);
+    expect(crashed.by('tool_call.succeeded')).toHaveLength(1);
+  });
+
   it("a core's schedule fires once at its virtual due time, its turn runs, and a crash in between loses nothing", async () => {
     const dir = mkdtempSync(join(tmpdir(), 'demiurge-sim-core-'));
     try {
