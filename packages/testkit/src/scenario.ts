@@ -57,7 +57,7 @@ export const simActionArb: fc.Arbitrary<SimAction> = fc.oneof(
     }),
   },
   {
-    weight: 4,
+    weight: 6,
     arbitrary: fc.record({
       kind: fc.constant('dispatch' as const),
       sink: fc.constantFrom<SinkFault>('ok', 'ok', 'ok', 'ok', 'fail', 'timeout', 'ambiguous'),
