@@ -220,29 +220,27 @@ export async function createRuntime(options: RuntimeOptions): Promise<HostRuntim
       artifactsDir: join(home, 'runtime', 'artifacts'),
       graceMs: config.tasks.grace_ms,
       isHostAlive,
-      handlers: Object.assign(
-        handlers,
-        {
-          'terminal.exec': terminalExecHandler,
-          'agent.spawn': createAgentSpawnHandler({
-            sessions: turns.sessions,
-            ids,
-            engine: () => turns.engine,
-            coreId: core.id,
-          }),
-          'evolver.run': createEvolverRunHandler({
-            store,
-            sessions: turns.sessions,
-            ids,
-            engine: () => turns.engine,
-            source: coreSource,
-            home,
-            slotCacheDir,
-          }),
-        },
-        options.taskHandlers ?? {},
-      ),
+      handlers: Object.assign(handlers, {
+        'terminal.exec': terminalExecHandler,
+        'agent.spawn': createAgentSpawnHandler({
+          sessions: turns.sessions,
+          ids,
+          engine: () => turns.engine,
+          coreId: core.id,
+        }),
+        'evolver.run': createEvolverRunHandler({
+          store,
+          sessions: turns.sessions,
+          ids,
+          engine: () => turns.engine,
+          source: coreSource,
+          home,
+          slotCacheDir,
+        }),
+      }),
     } as ConstructorParameters<typeof RuntimeTaskWorker>[0]);
+    // Injected handlers replace the built-in ones of their kind (the worker reads `handlers` on each use).
+    Object.assign(handlers, options.taskHandlers ?? {});
     const scheduler = createScheduler({ store, clock, ids, owner, core, turns, workLeaseMs: config.leases.work_ms });
     const pushes$ = new Subject<OperatorPush>();
     const operatorAdapter = createOperatorAdapter();
