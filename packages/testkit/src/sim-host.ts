@@ -30,6 +30,8 @@ export async function startSimHost(options: {
   owner: string;
   ports: SimPorts;
   world: SimWorld;
+  /** Whether a simulated host is still running (a crashed one is not; a cut-off one is). */
+  isHostAlive: (owner: string) => boolean;
 }): Promise<DemiurgeApp> {
   const { world, ports } = options;
   const parts = await createRuntime({
@@ -42,6 +44,7 @@ export async function startSimHost(options: {
     taskHandlers: { 'terminal.exec': world.processHandler() },
     env: {},
     deterministicFlush: true,
+    isHostAlive: options.isHostAlive,
     ...(options.core ? { overrides: { core: options.core } } : {}),
   });
   try {

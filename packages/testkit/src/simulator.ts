@@ -102,6 +102,8 @@ class Scenario {
   private started = 0;
   readonly admitted: string[] = [];
   private readonly sessions: string[] = [];
+  /** The hosts that crashed: their runs and tasks are recovered at once (a cut-off host is alive: leases decide). */
+  private readonly dead = new Set<string>();
 
   constructor(
     private readonly home: string,
@@ -129,6 +131,7 @@ class Scenario {
       owner: `sim-host-${this.started}`,
       ports: this.ports,
       world: this.world,
+      isHostAlive: (owner) => !this.dead.has(owner),
     });
     this.hosts.push({ app, frozen: false });
     await this.settle();
@@ -268,6 +271,7 @@ class Scenario {
     slot.frozen = true;
     if (restart === 'same') {
       await halt(slot.app, 'simulated host crash');
+      this.dead.add(slot.app.owner);
       this.world.releaseHangs();
       this.world.deferred.length = 0;
       await new Promise((resolve) => setImmediate(resolve));

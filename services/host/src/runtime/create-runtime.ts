@@ -49,6 +49,8 @@ export interface RuntimeOptions {
   readonly taskHandlers?: Readonly<Record<string, TaskHandler>>;
   /** SQLite: group commits independent of timing, so the same inputs always give the same log (a simulation). */
   readonly deterministicFlush?: boolean;
+  /** Whether the host that wrote an owner id may still run (default {@link isHostAlive}: its pid); a simulation knows. */
+  readonly isHostAlive?: (owner: string) => boolean;
 }
 
 /** Pushes for operator clients that are not projected from the log (deliveries shown to the operator). */
@@ -88,6 +90,8 @@ export interface HostRuntime {
   readonly damaged$: Subject<DamagedStoreError>;
   /** The core's MCP tool servers (`mcp.yaml`), started, their tools registered; undefined when it lists none. */
   readonly mcp: McpServers | undefined;
+  /** Whether the host that wrote an owner id may still run. */
+  readonly isHostAlive: (owner: string) => boolean;
 }
 
 /**
@@ -108,6 +112,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<HostRuntim
   const owner = options.owner ?? hostIdentity();
   const env = options.env ?? process.env;
   const logger = options.logger ?? createLogger();
+  const hostAlive = options.isHostAlive ?? isHostAlive;
   const provider = options.provider ?? (await hostProvider(config, home, env));
   const damaged$ = new Subject<DamagedStoreError>();
   const store = await openHostStore(storeSelection(home, config), {
@@ -219,7 +224,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<HostRuntim
       host: owner,
       artifactsDir: join(home, 'runtime', 'artifacts'),
       graceMs: config.tasks.grace_ms,
-      isHostAlive,
+      isHostAlive: hostAlive,
       handlers: Object.assign(handlers, {
         'terminal.exec': terminalExecHandler,
         'agent.spawn': createAgentSpawnHandler({
@@ -279,6 +284,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<HostRuntim
       webhook,
       pushes$,
       mcp,
+      isHostAlive: hostAlive,
     };
   } catch (err) {
     await mcp?.close('the host failed to start');
