@@ -46,6 +46,8 @@ export interface GroupCommitDeps {
   readonly publisher: LogPublisher;
   /** How long a locked database is retried before `StoreBusyError`. */
   readonly busyRetryMs: number;
+  /** Always flush on the next turn of the event loop (no timing-dependent microtask shortcut). */
+  readonly deterministicFlush?: boolean;
   /** Runs `work` in one `BEGIN IMMEDIATE` transaction. */
   transaction<T>(work: () => T): T;
   /** The error a caller gets for `err`, stopping the store on corruption. */
@@ -111,7 +113,12 @@ export class GroupCommitWriter {
   schedule(): void {
     if (this.scheduled) return;
     this.scheduled = true;
-    if (this.lastBatch === 1 && !this.exclusive && performance.now() - this.lastTurnAt < TURN_EVERY_MS) {
+    if (
+      !this.deps.deterministicFlush &&
+      this.lastBatch === 1 &&
+      !this.exclusive &&
+      performance.now() - this.lastTurnAt < TURN_EVERY_MS
+    ) {
       queueMicrotask(() => {
         this.scheduled = false;
         void this.flush();

@@ -125,6 +125,7 @@ class SqliteStore implements SqliteEventStore {
       streams: this.streams,
       publisher: this.publisher,
       busyRetryMs: options.busyRetryMs ?? 30_000,
+      deterministicFlush: options.deterministicFlush ?? false,
       transaction: (work) => this.transaction(work),
       failStop: (err) => this.failStop(err),
       damaged: () => this.damaged,

@@ -22,6 +22,12 @@ export interface SqliteEventStoreOptions extends ConnectionOptions {
    * Reads through `projection(name)` never see them behind. Default 50 ms.
    */
   readonly asyncProjectionLagMs?: number;
+  /**
+   * Every group commit waits for the next turn of the event loop, never for a microtask: which appends share a
+   * commit then depends on the code alone, not on how long the last turn took. A simulation sets it so one
+   * seed always gives the same log; a host leaves it off (the microtask shortcut saves a turn per append).
+   */
+  readonly deterministicFlush?: boolean;
   /** Events per transaction when catching projectors up at open. Default 5000. */
   readonly catchUpBatchSize?: number;
   /**

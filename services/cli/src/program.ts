@@ -11,6 +11,7 @@ import { registerMcp } from './commands/mcp.command.js';
 import { registerRebuild } from './commands/rebuild.command.js';
 import { registerRuns } from './commands/runs.command.js';
 import { registerSessions } from './commands/sessions.command.js';
+import { registerSimulate } from './commands/simulate.command.js';
 import { registerStatus } from './commands/status.command.js';
 import { registerTasks } from './commands/tasks.command.js';
 import { registerTui } from './commands/tui.command.js';
@@ -61,6 +62,7 @@ function buildProgram(ctx: CommandContext): Command {
   registerTui(program, ctx);
   registerMcp(program, ctx);
   registerCore(program, ctx);
+  registerSimulate(program, ctx);
 
   program
     .command('demo')

@@ -21,7 +21,6 @@ import type { HostConfig } from './config.js';
 import type { CoreSource } from './core-source.js';
 import { describeFailure } from './describe-failure.js';
 import { sweepEvolveCopies } from './evolve-copies.js';
-import { isHostAlive } from './host-identity.js';
 import { hostLoop, schedulerRound } from './host-loops.js';
 import type { Logger } from './logger.js';
 import { stopOrphanedToolProcesses } from './orphan-processes.js';
@@ -102,6 +101,8 @@ export class DemiurgeApp {
   readonly pushes$: Subject<OperatorPush>;
   /** The core's MCP tool servers; undefined when its `mcp.yaml` lists none. */
   readonly mcp: HostRuntime['mcp'];
+  /** Whether the host that wrote an owner id may still run (the pid check, or what a simulation injected). */
+  readonly isHostAlive: (owner: string) => boolean;
   /**
    * Resolves if the store stops on damage met while the host runs (fail-stop): every later call is refused
    * with that error, so whoever runs the host should close it and stop (`demiurge serve` exits 1).
@@ -137,6 +138,7 @@ export class DemiurgeApp {
     this.background = parts.background;
     this.pushes$ = parts.pushes$;
     this.mcp = parts.mcp;
+    this.isHostAlive = parts.isHostAlive;
     this.damaged = firstValueFrom(parts.damaged$);
     this.damaged.catch(() => undefined);
   }
@@ -334,7 +336,7 @@ export class DemiurgeApp {
     // Foreground tool processes (`shell`) a killed host left running: verified by start marker first, each
     // stop recorded as `tool_call.process_stopped`.
     await stopOrphanedToolProcesses(this.store, {
-      isHostAlive,
+      isHostAlive: this.isHostAlive,
       graceMs: this.config.tasks.grace_ms,
       owner: this.owner,
     });
@@ -343,7 +345,7 @@ export class DemiurgeApp {
     if (!resumeRuns) return;
     const now = new Date(this.clock.now()).toISOString();
     for (const run of await this.liveRuns()) {
-      const ownerDead = run.owner !== null && !isHostAlive(run.owner);
+      const ownerDead = run.owner !== null && !this.isHostAlive(run.owner);
       const ownerGone = ownerDead || !run.leaseUntil || run.leaseUntil < now || run.owner === null;
       if (!ownerGone || run.status === 'paused') continue;
       const resumed = this.runtime.engine.resume(run.runId, undefined, { ownerDead }).catch((err: Error) => {
@@ -362,7 +364,7 @@ export class DemiurgeApp {
       runs: this.runtime.runs,
       owner: this.owner,
       clock: this.clock,
-      isHostAlive,
+      isHostAlive: this.isHostAlive,
       closing: () => this.isClosing,
       track: (outcome) => this.track(outcome),
       onError: (runId, error) => logger.error(describeFailure({ name: `continuing run ${runId}`, error }), { runId }),

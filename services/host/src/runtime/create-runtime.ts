@@ -11,7 +11,7 @@ import {
 import type { DamagedStoreError } from '@demiurge/event-store';
 import type { McpServers } from '@demiurge/mcp';
 import type { ModelProvider } from '@demiurge/providers';
-import { loadSchedules, SchedulerRuntime, type ScheduleSource } from '@demiurge/scheduler';
+import { loadSchedules, type SchedulerRuntime } from '@demiurge/scheduler';
 import { type AgentCore, BackgroundWorkRuntime, loadCore } from '@demiurge/slots';
 import { createTurnRuntime, type TurnRuntime } from '@demiurge/turn-engine';
 import { RuntimeTaskWorker, type TaskHandler, terminalExecHandler } from '@demiurge/workers';
@@ -27,13 +27,14 @@ import { hostTaskKinds } from '../host-task-kinds.js';
 import { createLogger, type Logger } from '../logger.js';
 import { DEFAULT_CORE_DIR } from '../paths.js';
 import { hostProjectors } from '../projectors.js';
-import { SCHEDULE_CHANNEL, scheduledRouteOf } from '../schedule-delivery.js';
+import { scheduledRouteOf } from '../schedule-delivery.js';
 import { createSlotHooks } from '../slot-hooks.js';
 import { hostTestHooks, injectAckBeforeCommit } from '../store/crash-hooks.js';
 import { type HostStore, openHostStore, storeSelection } from '../store/host-store.js';
 import type { HostTelemetry } from '../telemetry/telemetry.js';
 import { hostProvider } from './host-provider.js';
 import { HostRouter } from './host-router.js';
+import { createScheduler, startMcpServers } from './host-services.js';
 
 /** Where and how a host runtime is wired: the home, configuration overrides and the injected ports. */
 export interface RuntimeOptions {
@@ -48,6 +49,14 @@ export interface RuntimeOptions {
   readonly logger?: Logger;
   /** The OpenTelemetry export (`startTelemetry()`), when `OTEL_*` asks for one: traces the provider and the store. */
   readonly telemetry?: HostTelemetry;
+  /** The model provider, instead of the one the configuration names (a simulation injects its own). */
+  readonly provider?: ModelProvider;
+  /** Task handlers that replace the built-in ones of their kind (a simulation runs simulated processes for `terminal.exec`). */
+  readonly taskHandlers?: Readonly<Record<string, TaskHandler>>;
+  /** SQLite: group commits independent of timing, so the same inputs always give the same log (a simulation). */
+  readonly deterministicFlush?: boolean;
+  /** Whether the host that wrote an owner id may still run (default {@link isHostAlive}: its pid); a simulation knows. */
+  readonly isHostAlive?: (owner: string) => boolean;
 }
 
 /** Pushes for operator clients that are not projected from the log (deliveries shown to the operator). */
@@ -87,6 +96,8 @@ export interface HostRuntime {
   readonly damaged$: Subject<DamagedStoreError>;
   /** The core's MCP tool servers (`mcp.yaml`), started, their tools registered; undefined when it lists none. */
   readonly mcp: McpServers | undefined;
+  /** Whether the host that wrote an owner id may still run. */
+  readonly isHostAlive: (owner: string) => boolean;
 }
 
 /**
@@ -107,7 +118,8 @@ export async function createRuntime(options: RuntimeOptions): Promise<HostRuntim
   const owner = options.owner ?? hostIdentity();
   const env = options.env ?? process.env;
   const logger = options.logger ?? createLogger();
-  const base = await hostProvider(config, home, env);
+  const hostAlive = options.isHostAlive ?? isHostAlive;
+  const base = options.provider ?? (await hostProvider(config, home, env));
   const provider = options.telemetry ? options.telemetry.traceProvider(base, owner) : base;
   const damaged$ = new Subject<DamagedStoreError>();
   // Crash-point sweeps only (docs/crash-sweep.md): nothing is hooked unless the environment asks.
@@ -118,6 +130,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<HostRuntim
     clock: localClock,
     ids: options.ids ?? createIdGenerator(localClock),
     onDamaged: (error) => damaged$.next(error),
+    ...(options.deterministicFlush ? { deterministicFlush: true } : {}),
   });
   // Before anything appends: recovery's events carry their trace context too.
   options.telemetry?.attach(store, owner);
@@ -178,7 +191,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<HostRuntim
         resumable: (pin) => slotHooks!.resumable!(pin),
       },
     });
-    mcp = await startMcpServers({ store, clock, ids, owner, core, turns, logger });
+    mcp = await startMcpServers({ store, clock, ids, owner, core, turns, logger, isHostAlive: hostAlive });
     slotHooks = createSlotHooks({
       store,
       clock,
@@ -227,7 +240,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<HostRuntim
       host: owner,
       artifactsDir: join(home, 'runtime', 'artifacts'),
       graceMs: config.tasks.grace_ms,
-      isHostAlive,
+      isHostAlive: hostAlive,
       handlers: Object.assign(handlers, {
         'terminal.exec': terminalExecHandler,
         'agent.spawn': createAgentSpawnHandler({
@@ -238,7 +251,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<HostRuntim
         }),
         'evolver.run': createEvolverRunHandler({
           store,
-          isHostAlive,
+          isHostAlive: hostAlive,
           // A claim of evolve:<core> whose host is gone: its task is settled here (the worker's orphan cancel).
           settleOrphan: (ref, reason) => worker!.cancel(ref, reason),
           sessions: turns.sessions,
@@ -250,6 +263,8 @@ export async function createRuntime(options: RuntimeOptions): Promise<HostRuntim
         }),
       }),
     } as ConstructorParameters<typeof RuntimeTaskWorker>[0]);
+    // Injected handlers replace the built-in ones of their kind (the worker reads `handlers` on each use).
+    Object.assign(handlers, options.taskHandlers ?? {});
     // An evolve's working copy goes once its task's ending (and what it proposed) is recorded.
     worker.onCompletion((task) => {
       if (task.kind !== 'evolver.run') return;
@@ -306,101 +321,11 @@ export async function createRuntime(options: RuntimeOptions): Promise<HostRuntim
       webhook,
       pushes$,
       mcp,
+      isHostAlive: hostAlive,
     };
   } catch (err) {
     await mcp?.close('the host failed to start');
     await store.close();
     throw err;
   }
-}
-
-/**
- * Starts the core's MCP servers (`mcp.yaml`) before any turn or recovery runs, so a resumed run finds their
- * tools; each tool is registered as `<server>__<tool>` (a server that comes up later, lists a new tool on a
- * restart, or changes its tools with `tools/list_changed` changes the registry then: turns admitted from then on
- * pin the new list). The SDK is loaded only for a core that lists servers.
- */
-async function startMcpServers(deps: {
-  store: HostStore;
-  clock: Clock;
-  ids: IdGenerator;
-  owner: string;
-  core: AgentCore;
-  turns: TurnRuntime;
-  logger: Logger;
-}): Promise<McpServers | undefined> {
-  const { core, turns } = deps;
-  if (core.mcpServers.length === 0) return undefined;
-  const { McpServers } = await import('@demiurge/mcp');
-  const mcp = new McpServers({
-    store: deps.store,
-    clock: deps.clock,
-    ids: deps.ids,
-    host: deps.owner,
-    coreId: core.id,
-    servers: core.mcpServers,
-    logger: deps.logger,
-    isHostAlive,
-  });
-  mcp.onToolsChanged(({ added, removed }) => {
-    for (const name of removed) turns.tools.unregister(name);
-    for (const tool of added) if (!turns.tools.get(tool.name)) turns.tools.register(tool);
-  });
-  await mcp.start();
-  return mcp;
-}
-
-/** The scheduler: a fire resolves its own session (one per fire key) and runs one turn in it. */
-function createScheduler(deps: {
-  store: HostStore;
-  clock: Clock;
-  ids: IdGenerator;
-  owner: string;
-  core: AgentCore;
-  turns: TurnRuntime;
-  /** The work lease (`leases.work_ms`): a fire's claim is renewed at a third of it while its turn runs. */
-  workLeaseMs: number;
-  schedules: ScheduleSource;
-}): SchedulerRuntime {
-  const { store, clock, ids, owner, core, turns } = deps;
-  return new SchedulerRuntime({
-    store,
-    clock,
-    ids,
-    host: turns.host,
-    work: turns.work,
-    controlPlane: turns.controlPlane,
-    coreId: core.id,
-    owner,
-    schedules: deps.schedules,
-    startSession: async (spec) => {
-      const { session } = await turns.sessions.resolve(
-        { coreId: spec.coreId, channel: SCHEDULE_CHANNEL, conversationKey: spec.fireKey },
-        { title: spec.title },
-      );
-      return { sessionId: session.sessionId };
-    },
-    fire: async (fire) => {
-      // The fire's claim lives while its turn runs (a turn can outlast the work lease): a lost claim (another
-      // host took the fire over) stops the heartbeat, and the fire's settle reports it.
-      const beat = setInterval(
-        () => {
-          fire.heartbeat().catch(() => clearInterval(beat));
-        },
-        Math.max(500, Math.round(deps.workLeaseMs / 3)),
-      );
-      beat.unref();
-      const outcome = await turns.engine
-        .runTurn({ sessionId: fire.sessionId, text: fire.prompt, actor: { kind: 'schedule', id: fire.scheduleId } })
-        .finally(() => clearInterval(beat));
-      if (outcome.status === 'interrupted') {
-        throw new Error(
-          'the host closed while the scheduled turn ran; the next host start resumes the turn (its answer is recorded in the fire session)',
-        );
-      }
-      if (outcome.status !== 'completed')
-        throw new Error(`the scheduled turn ended ${outcome.status}: ${outcome.text}`);
-      return { summary: outcome.text };
-    },
-  });
 }

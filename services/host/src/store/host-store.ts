@@ -65,6 +65,8 @@ export interface OpenHostStoreOptions {
   readonly onFileChecked?: (report: StoreFileReport) => void;
   /** SQLite only: the crash-point sweep's commit hook (see `hostTestHooks`). */
   readonly onCommit?: CommitHook;
+  /** SQLite only: group commits never take the timing-dependent microtask shortcut (a simulation's same-seed-same-log). */
+  readonly deterministicFlush?: boolean;
 }
 
 /**
@@ -93,5 +95,6 @@ export async function openHostStore(selection: StoreSelection, options: OpenHost
     ...(options.onDamaged ? { onDamaged: options.onDamaged } : {}),
     ...(options.onFileChecked ? { onFileChecked: options.onFileChecked } : {}),
     ...(options.onCommit ? { onCommit: options.onCommit } : {}),
+    ...(options.deterministicFlush ? { deterministicFlush: true } : {}),
   });
 }

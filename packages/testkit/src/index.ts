@@ -1,0 +1,48 @@
+// The machine walks (random walks through each lifecycle machine with valid event data) and the decider
+// specification, from @demiurge/lifecycle's test helpers: one package for users' property tests.
+export {
+  type DeliveryModel,
+  deciderSpecification,
+  deliveryWalk,
+  edgeKey,
+  MachineWalk,
+  type SpecifiedDecider,
+  steps,
+  type TaskModel,
+  taskWalk,
+  type WalkSpec,
+  type WorkModel,
+  workWalk,
+} from '@demiurge/lifecycle/testing';
+export {
+  renderSimulateReport,
+  type SimFailure,
+  type SimRunReport,
+  type SimulateOptions,
+  type SimulateReport,
+  simulate,
+  simulateSeed,
+} from './batch.js';
+export { type Acknowledged, type CheckedStore, logHash, rebuildDifferences, StepChecker } from './checks.js';
+export { checkInvariants, Invariant, type InvariantFinding } from './invariants.js';
+export {
+  describeDifference,
+  diffProjection,
+  diffValues,
+  type FieldDifference,
+  type ProjectionDifference,
+  type ProjectionDump,
+} from './projection-diff.js';
+export {
+  actionsOfSeed,
+  describeAction,
+  type ProviderFault,
+  type SimAction,
+  type SinkFault,
+  scenarioArb,
+  simActionArb,
+  type ToolFault,
+} from './scenario.js';
+export { SIM_EPOCH } from './sim-host.js';
+export { planText, SIM_TOOL, type SimBug, SimWorld, type TurnPlan } from './sim-world.js';
+export { runScenario, type ScenarioResult, type SimulatorOptions } from './simulator.js';
