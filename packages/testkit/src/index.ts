@@ -1,5 +1,21 @@
 // The machine walks (random walks through each lifecycle machine with valid event data) and the decider
 // specification, from @demiurge/lifecycle's test helpers: one package for users' property tests.
+
+// The crash-point sweep (docs/crash-sweep.md): every store commit of a scenario, a crash right before and after.
+export {
+  type CheckProblem,
+  type CrashPhase,
+  type CrashPoint,
+  type CrashPointDriver,
+  formatCrashPoint,
+  formatSweepResult,
+  parseCrashPoint,
+  planCrashPoints,
+  type SweepOptions,
+  type SweepProblem,
+  type SweepResult,
+  sweepCrashPoints,
+} from '@demiurge/crash-sweep';
 export {
   type DeliveryModel,
   deciderSpecification,
