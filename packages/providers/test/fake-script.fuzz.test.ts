@@ -1,8 +1,7 @@
-import { fuzzSettings } from '@demiurge/contracts/testing';
+import { fuzzSettings, mutatedDocument, yamlText } from '@demiurge/contracts/testing';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { collectCompletion, createFakeProvider, FakeScriptError, parseFakeScript } from '../src/index.js';
-import { mutatedDocument, yamlText } from './yaml-junk.js';
 
 /** A fake script from its real shape (docs: a list of steps with content, tool_calls, match). */
 const step = fc.record(

@@ -1,11 +1,10 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fuzzSettings } from '@demiurge/contracts/testing';
+import { fuzzSettings, mutatedDocument, yamlText } from '@demiurge/contracts/testing';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { compileCron, loadSchedules, parseScheduleFile, ScheduleFileError } from '../src/index.js';
-import { mutatedDocument, yamlText } from './yaml-junk.js';
 
 /** A cron field: valid values, ranges and steps, and the odd ones a person writes. */
 const cronField = fc.oneof(

@@ -1,12 +1,11 @@
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fuzzSettings } from '@demiurge/contracts/testing';
+import { fuzzSettings, mutatedDocument, yamlText } from '@demiurge/contracts/testing';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { CoreLoadError, loadCore } from '../src/index.js';
 import { coreFiles, removeTempDirs, tempDir, writeFiles } from './harness.js';
-import { mutatedDocument, yamlText } from './yaml-junk.js';
 
 /** The files of an Agent Core a person edits, each from its real shape (docs/slots.md, docs/mcp.md). */
 const slotId = fc.constantFrom('base_input', 'base_output', 'unlisted', 'missing', 'Bad-Id', '', '_helper');

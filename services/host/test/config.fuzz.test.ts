@@ -1,12 +1,11 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fuzzSettings } from '@demiurge/contracts/testing';
+import { fuzzSettings, mutatedDocument, yamlText } from '@demiurge/contracts/testing';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { ConfigError, HostConfig, loadConfig } from '../src/config.js';
-import { mutatedDocument, yamlText } from './yaml-junk.js';
 
 /** A config.yaml from the real shape (docs/cli.md, HostConfig): every section, valid values. */
 const validConfig = fc.record(

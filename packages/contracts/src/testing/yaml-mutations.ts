@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { stringify } from 'yaml';
 
 /**
- * Mutations of a YAML file's text for the fuzz tests of the YAML loaders (docs/testing-fuzz.md): the
+ * Mutations of a YAML file's text for the fuzz tests of the YAML loaders (docs/testing-fuzz.md), shared by every YAML loader's fuzz test: the
  * document from a valid shape, written out, then broken at the text level the ways a hand-edited file
  * breaks (a tab, a cut, a duplicate key, an unknown tag, an alias bomb, a merge key, a `__proto__` key,
  * another document, a top-level scalar or list, a BOM, a very long line).
