@@ -99,7 +99,7 @@ export function newEvent<T extends DomainEventType>(
  * OpenTelemetry span exporter reads `turnId`, `tool`, `reason` wherever they are); undefined when absent.
  * Readers of a known type narrow with {@link isEvent} instead.
  */
-export function eventField(event: RecordedEvent, name: string): unknown {
+export function eventField(event: { readonly data: unknown }, name: string): unknown {
   const { data } = event;
   return data !== null && typeof data === 'object' ? (data as Record<string, unknown>)[name] : undefined;
 }

@@ -1,62 +1,24 @@
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
-import { backoffMs, type EventRegistry, type RecordedEvent } from '@demiurge/contracts';
+import { backoffMs, type RecordedEvent } from '@demiurge/contracts';
 import { type AppendResult, InvalidAppendError, StoreBusyError, StreamTypeMismatchError } from '@demiurge/event-store';
 import { type AppendPlan, checkExpectedVersion, eventIdempotencyKey, toRecorded } from '@demiurge/event-store/adapter';
-import type { AsyncProjections } from './async-projections.js';
-import { decodeRow, type LogStatements } from './event-rows.js';
+import { decodeRow } from './event-rows.js';
+import {
+  FailedWhileWriting,
+  type GroupCommitDeps,
+  type Isolation,
+  isBusy,
+  type Outcome,
+  type PendingAppend,
+  tellCommit,
+} from './group-commit-parts.js';
 import { eventHash, GENESIS_HASH } from './hash-chain.js';
-import type { LogPublisher } from './log-publisher.js';
-import type { ProjectorRunner } from './projector-runner.js';
-import type { CommitHook } from './sqlite-store-options.js';
 import { isCorruption } from './store-file-check.js';
-import type { StreamCache } from './stream-cache.js';
 import { TransactionStreamHeads } from './stream-heads.js';
-
-interface PendingAppend {
-  readonly plan: AppendPlan;
-  resolve(result: AppendResult): void;
-  reject(error: unknown): void;
-}
-
-type Outcome = { ok: true; value: AppendResult } | { ok: false; error: unknown };
-
-/** How a batch's appends are kept apart: one append alone, optimistic (no savepoints), a savepoint each. */
-type Isolation = 'none' | 'optimistic' | 'savepoints';
-
-/** An optimistic batch met an append that failed after it began writing: rerun it with savepoints. */
-class FailedWhileWriting extends Error {
-  constructor(cause: unknown) {
-    super('an append failed after it began writing', { cause });
-  }
-}
 
 const MAX_BATCH = 512;
 /** The longest the writer goes without letting the event loop turn (timers, sockets) between flushes. */
 const TURN_EVERY_MS = 2;
-
-/** What the group-commit writer needs from its store. */
-export interface GroupCommitDeps {
-  readonly stmts: LogStatements;
-  readonly registry: EventRegistry;
-  readonly projections: ProjectorRunner;
-  /** The asynchronous projectors: told of each commit, and applied inside one when due. */
-  readonly async: AsyncProjections;
-  /** The streams this store read or wrote lately: extended by each commit. */
-  readonly streams: StreamCache;
-  readonly publisher: LogPublisher;
-  /** How long a locked database is retried before `StoreBusyError`. */
-  readonly busyRetryMs: number;
-  /** Always flush on the next turn of the event loop (no timing-dependent microtask shortcut). */
-  readonly deterministicFlush?: boolean;
-  /** Runs `work` in one `BEGIN IMMEDIATE` transaction. */
-  transaction<T>(work: () => T): T;
-  /** The error a caller gets for `err`, stopping the store on corruption. */
-  failStop(err: unknown): unknown;
-  /** The store's fail-stop error once it stopped. */
-  damaged(): unknown;
-  /** The test hook told before and after each commit that appends events (crash-point sweeps). */
-  readonly onCommit?: CommitHook | undefined;
-}
 
 /**
  * Group commit: appends queued while a commit runs (or in the same tick) share the next transaction,
@@ -397,15 +359,4 @@ export class GroupCommitWriter {
     }
     return version;
   }
-}
-
-/** Tells the commit hook of a commit that appended events (one that only replayed or refused is no commit of the log). */
-function tellCommit(hook: CommitHook, phase: 'before' | 'after', outcomes: readonly Outcome[]): void {
-  const events = outcomes.flatMap((o) => (o.ok && !o.value.replayed ? o.value.events : []));
-  if (events.length > 0) hook(phase, events);
-}
-
-function isBusy(err: unknown): boolean {
-  const code = (err as { code?: unknown })?.code;
-  return typeof code === 'string' && (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED'));
 }

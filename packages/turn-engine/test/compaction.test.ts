@@ -123,7 +123,9 @@ describe('context compaction', () => {
     const first = h.provider.requests.filter((r) => r.purpose !== 'compaction').at(-2)!;
     const system = first.messages[0]!.content;
     expect(system).toContain('- plan mode: on (mutating tools need an approval)');
-    expect(system).toContain(`- pending approvals:\n  - ${approvalId} write_file: the user agreed to the plan file`);
+    expect(system).toContain(
+      `- pending approvals:\n  - ${approvalId} write_file {"content":"the plan","path":"plan.md"}: the user agreed to the plan file [granted, not used yet]`,
+    );
     expect((await h.approvals.get(approvalId)).status).toBe('consumed');
     expect(await h.verify()).toEqual([]);
   });

@@ -1,4 +1,3 @@
-import { deliveryOfWork } from '@demiurge/delivery';
 import { allowedEvents, runLifecycle } from '@demiurge/lifecycle';
 import { CancelParams, type OperatorBackend, type OperatorCaller, ReplyApprovalParams } from '@demiurge/operator';
 import { runsReader } from '@demiurge/projector-runs';
@@ -7,6 +6,7 @@ import { workItemsReader } from '@demiurge/projector-work-items';
 import type { Context, Hono } from 'hono';
 import { z } from 'zod';
 import type { DemiurgeApp } from '../app.js';
+import { resolveWork } from '../runtime/admin-runtime.js';
 import { DashboardHttpError } from './http-errors.js';
 
 const CALLER: OperatorCaller = { client: { name: 'dashboard', version: '1' } };
@@ -107,9 +107,7 @@ export function registerActions(web: Hono, app: DemiurgeApp, backend: OperatorBa
     if (!w) throw new DashboardHttpError(404, 'not_found', `no work item ${id}`);
     if (!w.allowed.includes('work.resolved')) refuse('work item', w.workId, w.status, 'resolved', w.allowed);
     // A delivery's send is resolved with its delivery (one commit): the outbox says so at once.
-    const deliveryId = deliveryOfWork(w);
-    if (deliveryId) await app.delivery.resolveUnknown(deliveryId, decision, note ? { note } : {});
-    else await runtime.work.resolveUnknown(w.workId, decision, note ? { note } : {});
+    await resolveWork(store, runtime.work, w.workId, decision, note ? { note } : {});
     return c.json({ ok: true });
   });
 

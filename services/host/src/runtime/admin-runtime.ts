@@ -1,4 +1,4 @@
-import { type Clock, createIdGenerator, type IdGenerator, systemClock } from '@demiurge/contracts';
+import { type Clock, createIdGenerator, type EventMeta, type IdGenerator, systemClock } from '@demiurge/contracts';
 import {
   DurableWorkRuntime,
   HostWorkLifecycleRuntime,
@@ -8,6 +8,7 @@ import {
 } from '@demiurge/control-plane';
 import { deliveryOfWork, resolveUnknownDelivery } from '@demiurge/delivery';
 import type { EventStore } from '@demiurge/event-store';
+import { outboxReader } from '@demiurge/projector-outbox';
 import { RunRuntime } from '@demiurge/sessions';
 
 /** Who an admin surface's writes are recorded as by default (the run and work owner, the event actor). */
@@ -53,12 +54,29 @@ export function createAdminRuntime<S extends EventStore>(
   const controlPlane = new RuntimeControlPlane({ store, clock, ids, work, meta });
   const host = new HostWorkLifecycleRuntime({ store, clock, ids, work });
   const runs = new RunRuntime({ store, clock, ids, owner, controlPlane, meta });
-  const resolveUnknownWork: AdminRuntime['resolveUnknownWork'] = async (workId, decision, opts = {}) => {
-    const item = await loadWork(store, workId);
-    if (item.state === 'none') throw new NotFoundError('work item', workId);
-    const deliveryId = deliveryOfWork({ kind: item.kind ?? '', payload: item.payload });
-    if (deliveryId) await resolveUnknownDelivery(store, deliveryId, decision, { ...opts, meta });
-    else await work.resolveUnknown(workId, decision, opts);
-  };
+  const resolveUnknownWork: AdminRuntime['resolveUnknownWork'] = (workId, decision, opts = {}) =>
+    resolveWork(store, work, workId, decision, { ...opts, meta });
   return { store, clock, ids, work, controlPlane, host, runs, resolveUnknownWork };
+}
+
+/**
+ * An operator's decision on unknown work ({@link AdminRuntime.resolveUnknownWork}): a send whose delivery is in
+ * the outbox is resolved with its delivery in one commit; any other work item (or a send enqueued alone) alone.
+ */
+export async function resolveWork(
+  store: EventStore,
+  work: DurableWorkRuntime,
+  workId: string,
+  decision: 'sent' | 'failed' | 'retry',
+  options: { note?: string; retryAt?: string; meta?: Partial<EventMeta> } = {},
+): Promise<void> {
+  const item = await loadWork(store, workId);
+  if (item.state === 'none') throw new NotFoundError('work item', workId);
+  const deliveryId = deliveryOfWork({ kind: item.kind ?? '', payload: item.payload });
+  if (deliveryId && (await outboxReader(store).get(deliveryId))) {
+    await resolveUnknownDelivery(store, deliveryId, decision, options);
+  } else {
+    const { meta: _meta, ...rest } = options;
+    await work.resolveUnknown(workId, decision, rest);
+  }
 }

@@ -1,4 +1,4 @@
-import type { EventMeta, RecordedEvent } from '@demiurge/contracts';
+import { type EventMeta, eventField, type RecordedEvent } from '@demiurge/contracts';
 import type { AppendOptions, AppendStream, EventStore } from '@demiurge/event-store';
 import { type TraceRef, traceRoot } from './trace-ids.js';
 
@@ -124,6 +124,6 @@ export function recordTraceMeta(store: EventStore): TraceMeta {
 }
 
 function field(data: unknown, key: string): string | undefined {
-  const value = data !== null && typeof data === 'object' ? (data as Record<string, unknown>)[key] : undefined;
+  const value = eventField({ data }, key);
   return typeof value === 'string' && value !== '' ? value : undefined;
 }
