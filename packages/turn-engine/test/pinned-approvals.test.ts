@@ -32,10 +32,11 @@ describe('pending approvals in the pinned context of a compacted request', () =>
     );
     expect(pinned).toContain(`[waiting for an operator: demiurge approvals grant ${approvalId} (or deny)]`);
 
-    // Cancelled while it waited: its approval stays requested, but nothing would run on it any more.
+    // Cancelled while it waited: nothing will run on its approval any more, so it expires (no open approval left).
     await h.engine.cancel(runId, 'the user changed their mind');
     expect((await outcome).status).toBe('cancelled');
-    expect((await h.approvals.get(approvalId)).status).toBe('requested');
+    expect((await h.approvals.get(approvalId)).status).toBe('expired');
+    expect(await h.approvals.listOpen(sessionId)).toEqual([]);
     expect(await pinnedContext(deps, sessionId)).toContain('- pending approvals: none');
   });
 });

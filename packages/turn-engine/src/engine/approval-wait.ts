@@ -51,7 +51,14 @@ export async function askApproval(
       also: [request.stream],
     }));
   }
-  const status = await waitForApproval(deps, approvalId, waitMs, exec.signal);
+  const status = await waitForApproval(deps, approvalId, waitMs, exec.signal).catch(async (err: unknown) => {
+    // Cancelled while it waited: nothing will ever run on this approval, so it is not left open for an operator
+    // (a host closing or a lost lease keep it: the run resumes and waits on it again).
+    if (err instanceof TurnStopped && err.reason.kind === 'cancel_requested') {
+      await approvals.expire(approvalId).catch(() => {});
+    }
+    throw err;
+  });
   await exec.write((run) => ({
     run: run.state === 'waiting' ? [{ type: 'run.resumed', data: { runId: exec.runId } }] : [],
   }));
