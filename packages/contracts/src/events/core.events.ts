@@ -15,7 +15,7 @@ export const CoreRegistered = defineEvent({
   schemaVersion: 1,
   description:
     "An Agent Core's revision history began (committed with its first core.revision_saved, or with the first core.evolve_claimed of an unversioned core).",
-  data: z.object({ coreId: z.string().min(1) }),
+  data: () => z.object({ coreId: z.string().min(1) }),
 });
 
 /**
@@ -27,20 +27,21 @@ export const CoreRevisionSaved = defineEvent({
   schemaVersion: 1,
   description:
     'An Agent Core revision (an immutable, content-addressed snapshot) became current: saved from the working copy, rolled back to, or proposed by an evolve task; who saved it is the actor, why is the message.',
-  data: z.object({
-    coreId: z.string().min(1),
-    revision: CoreRevision,
-    parent: CoreRevision.nullable(),
-    message: z.string().min(1),
-    /** `save` from a working copy, `rollback` to an older revision (`restoredFrom`), `evolve` by a task (`taskId`). */
-    reason: z.enum(['save', 'rollback', 'evolve']),
-    restoredFrom: CoreRevision.optional(),
-    taskId: TaskId.optional(),
-    /** How many files the snapshot holds. */
-    files: z.number().int().nonnegative(),
-    /** What changed against the parent, e.g. `+1 ~1 -0: output/shout/module.ts, pipelines.yaml`. */
-    summary: z.string().optional(),
-  }),
+  data: () =>
+    z.object({
+      coreId: z.string().min(1),
+      revision: CoreRevision,
+      parent: CoreRevision.nullable(),
+      message: z.string().min(1),
+      /** `save` from a working copy, `rollback` to an older revision (`restoredFrom`), `evolve` by a task (`taskId`). */
+      reason: z.enum(['save', 'rollback', 'evolve']),
+      restoredFrom: CoreRevision.optional(),
+      taskId: TaskId.optional(),
+      /** How many files the snapshot holds. */
+      files: z.number().int().nonnegative(),
+      /** What changed against the parent, e.g. `+1 ~1 -0: output/shout/module.ts, pipelines.yaml`. */
+      summary: z.string().optional(),
+    }),
 });
 
 /**
@@ -54,14 +55,15 @@ export const CoreEvolveClaimed = defineEvent({
   schemaVersion: 1,
   description:
     'An evolve task took the exclusive write scope evolve:<core> (with its task.started); it holds it until the task ends or its host is gone.',
-  data: z.object({
-    coreId: z.string().min(1),
-    taskId: TaskId,
-    /** The host running the task (its identity, as `task.started` records the worker). */
-    host: z.string().min(1),
-    /** The earlier holder whose claim had expired (its task ended, or its host is gone) without a release. */
-    supersedes: z.object({ taskId: TaskId, host: z.string().min(1), why: z.string().min(1) }).optional(),
-  }),
+  data: () =>
+    z.object({
+      coreId: z.string().min(1),
+      taskId: TaskId,
+      /** The host running the task (its identity, as `task.started` records the worker). */
+      host: z.string().min(1),
+      /** The earlier holder whose claim had expired (its task ended, or its host is gone) without a release. */
+      supersedes: z.object({ taskId: TaskId, host: z.string().min(1), why: z.string().min(1) }).optional(),
+    }),
 });
 
 /** An evolve task gave its `evolve:<core>` scope back (with its revision when it saved one, else when it ended). */
@@ -70,12 +72,13 @@ export const CoreEvolveReleased = defineEvent({
   schemaVersion: 1,
   description:
     'An evolve task gave back the write scope evolve:<core>: its revision was saved, or it ended without one.',
-  data: z.object({
-    coreId: z.string().min(1),
-    taskId: TaskId,
-    /** `saved` (with the revision in the same commit), `failed`, `cancelled` or `unchanged`. */
-    outcome: z.enum(['saved', 'failed', 'cancelled', 'unchanged']),
-  }),
+  data: () =>
+    z.object({
+      coreId: z.string().min(1),
+      taskId: TaskId,
+      /** `saved` (with the revision in the same commit), `failed`, `cancelled` or `unchanged`. */
+      outcome: z.enum(['saved', 'failed', 'cancelled', 'unchanged']),
+    }),
 });
 
 /** What a turn runs with, recorded on `turn.started` (its pin): the core revision, its slots and the tools. */

@@ -25,14 +25,15 @@ export const McpServerStarting = defineEvent({
   description:
     "A host starts an MCP server its Agent Core lists (`mcp.yaml`): the server's name, the core, the host, the " +
     'transport and its target (the command line or the URL; environment values are never recorded).',
-  data: z.object({
-    mcpServerId: McpServerId,
-    server: z.string().min(1),
-    coreId: z.string().min(1),
-    host: z.string().min(1),
-    transport: McpTransport,
-    target: z.string().min(1),
-  }),
+  data: () =>
+    z.object({
+      mcpServerId: McpServerId,
+      server: z.string().min(1),
+      coreId: z.string().min(1),
+      host: z.string().min(1),
+      transport: McpTransport,
+      target: z.string().min(1),
+    }),
 });
 
 export const McpServerStarted = defineEvent({
@@ -41,13 +42,14 @@ export const McpServerStarted = defineEvent({
   description:
     'The MCP server answered the handshake and listed its tools (attempt 1 is the first start, later ones restarts); ' +
     'its tools are offered to the model namespaced by server.',
-  data: z.object({
-    mcpServerId: McpServerId,
-    attempt: z.number().int().positive(),
-    /** The child process of a stdio server. */
-    pid: z.number().int().positive().optional(),
-    tools: z.array(McpToolListing),
-  }),
+  data: () =>
+    z.object({
+      mcpServerId: McpServerId,
+      attempt: z.number().int().positive(),
+      /** The child process of a stdio server. */
+      pid: z.number().int().positive().optional(),
+      tools: z.array(McpToolListing),
+    }),
 });
 
 export const McpServerToolsChanged = defineEvent({
@@ -57,14 +59,15 @@ export const McpServerToolsChanged = defineEvent({
     'The running MCP server notified `notifications/tools/list_changed` and the host listed its tools again: the new ' +
     'listing, with the names offered to the model that it added and removed. Turns admitted from now on are offered ' +
     'the new list (a turn keeps the tools pinned at its admission, less the removed ones).',
-  data: z.object({
-    mcpServerId: McpServerId,
-    tools: z.array(McpToolListing),
-    /** Names offered to the model (`<server>__<tool>`) new in this listing. */
-    added: z.array(z.string().min(1)),
-    /** Names offered before that this listing no longer has. */
-    removed: z.array(z.string().min(1)),
-  }),
+  data: () =>
+    z.object({
+      mcpServerId: McpServerId,
+      tools: z.array(McpToolListing),
+      /** Names offered to the model (`<server>__<tool>`) new in this listing. */
+      added: z.array(z.string().min(1)),
+      /** Names offered before that this listing no longer has. */
+      removed: z.array(z.string().min(1)),
+    }),
 });
 
 export const McpServerCrashed = defineEvent({
@@ -73,13 +76,14 @@ export const McpServerCrashed = defineEvent({
   description:
     'The MCP server exited or its connection closed (or a start attempt failed); it is restarted after `restartInMs` ' +
     '(backoff). Calls in flight on it are recorded `unknown`, never re-run.',
-  data: z.object({
-    mcpServerId: McpServerId,
-    reason: z.string().min(1),
-    /** The restart attempt that comes next (2 after the first crash). */
-    nextAttempt: z.number().int().positive(),
-    restartInMs: z.number().int().nonnegative(),
-  }),
+  data: () =>
+    z.object({
+      mcpServerId: McpServerId,
+      reason: z.string().min(1),
+      /** The restart attempt that comes next (2 after the first crash). */
+      nextAttempt: z.number().int().positive(),
+      restartInMs: z.number().int().nonnegative(),
+    }),
 });
 
 export const McpServerFailed = defineEvent({
@@ -88,7 +92,7 @@ export const McpServerFailed = defineEvent({
   description:
     'The host gave up restarting the MCP server (its restarts are used up); its tools answer with this reason ' +
     'until the host restarts.',
-  data: z.object({ mcpServerId: McpServerId, reason: z.string().min(1), attempts: z.number().int().positive() }),
+  data: () => z.object({ mcpServerId: McpServerId, reason: z.string().min(1), attempts: z.number().int().positive() }),
 });
 
 export const McpServerStopped = defineEvent({
@@ -96,7 +100,7 @@ export const McpServerStopped = defineEvent({
   schemaVersion: 1,
   description:
     'The host stopped the MCP server (it closed), or a later host start found the server of a host that is gone.',
-  data: z.object({ mcpServerId: McpServerId, reason: z.string().min(1) }),
+  data: () => z.object({ mcpServerId: McpServerId, reason: z.string().min(1) }),
 });
 
 export const mcpServerEvents = [
