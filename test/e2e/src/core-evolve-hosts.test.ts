@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { coreHome, EVOLVE_SCRIPT, eventsOf, type LoggedEvent } from './core-home.js';
+import { coreHome, EVOLVE_SCRIPT, eventsOf, type LoggedEvent, until } from './core-home.js';
 import { killWatched, watchCli } from './serve-process.js';
 
 interface VersionsJson {
@@ -29,16 +29,6 @@ afterEach(() => {
   h?.remove();
   h = undefined;
 });
-
-async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 90_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (done(value)) return value;
-    if (Date.now() > deadline) throw new Error(`timed out; last value: ${JSON.stringify(value).slice(-2000)}`);
-    await new Promise((r) => setTimeout(r, 300));
-  }
-}
 
 /**
  * A home whose saved core holds an answer containing "hold on" in base_output while `<tmp>/hold` exists; then
@@ -77,6 +67,7 @@ async function hostAHoldingTheScope() {
     (all) =>
       all.some((e) => e.type === 'core.evolve_claimed') &&
       all.some((e) => e.type === 'turn.model_responded' && String(e.data.content).startsWith('hold on')),
+    90_000,
   );
   const claimA = events.find((e) => e.type === 'core.evolve_claimed') as LoggedEvent;
   return { ...h, hold, base, a, taskA: claimA.data.taskId as string };

@@ -2,7 +2,7 @@ import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { spawnDemiurge } from './cli.js';
-import { addShoutSlot, coreHome, eventsOf, makeBaseOutputWait } from './core-home.js';
+import { addShoutSlot, coreHome, eventsOf, makeBaseOutputWait, until } from './core-home.js';
 import { type ServeProcess, startServe } from './serve-process.js';
 
 interface TaskJson {
@@ -20,16 +20,6 @@ afterEach(async () => {
   h?.remove();
   h = undefined;
 });
-
-async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (done(value)) return value;
-    if (Date.now() > deadline) throw new Error(`timed out; last value: ${JSON.stringify(value)}`);
-    await new Promise((r) => setTimeout(r, 300));
-  }
-}
 
 /** A served home whose evolve "slow change" is caught mid-way: working copy written, child waiting in base_output. */
 async function evolveCaughtMidway() {

@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { spawnDemiurge } from './cli.js';
-import { assistantTexts, coreHome, eventsOf, turnPins } from './core-home.js';
+import { assistantTexts, coreHome, eventsOf, turnPins, until } from './core-home.js';
 import { type ServeProcess, startServe } from './serve-process.js';
 
 interface VersionsJson {
@@ -24,16 +24,6 @@ afterEach(async () => {
   h?.remove();
   h = undefined;
 });
-
-async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (done(value)) return value;
-    if (Date.now() > deadline) throw new Error(`timed out; last value: ${JSON.stringify(value)}`);
-    await new Promise((r) => setTimeout(r, 300));
-  }
-}
 
 describe('evolver.run: a child agent changes the core, saved only if its check passes (real CLI)', () => {
   it('a broken evolve changes nothing; one that adds a slot is saved and the next turn runs with it; rollback restores behaviour', async () => {

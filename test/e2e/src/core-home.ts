@@ -143,6 +143,17 @@ export async function turnPins(
     .map((e) => ({ turnId: e.data.turnId, ...(e.data.core ?? { slots: [] }) }));
 }
 
+/** Reads until `done` holds, every 300 ms; after `timeoutMs` fails with the last value read. */
+export async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 60_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await read();
+    if (done(value)) return value;
+    if (Date.now() > deadline) throw new Error(`timed out; last value: ${JSON.stringify(value).slice(-2000)}`);
+    await new Promise((r) => setTimeout(r, 300));
+  }
+}
+
 export const readText = (path: string) => readFileSync(path, 'utf8');
 
 /**
