@@ -24,10 +24,26 @@ export interface WalScan {
  */
 export function scanWal(dbPath: string, dbPageSize: number): WalScan {
   for (let attempt = 0; attempt < 5; attempt++) {
-    const scan = scanOnce(dbPath, dbPageSize);
+    const scan = withoutVanishedWal(() => scanOnce(dbPath, dbPageSize));
     if (scan) return scan;
   }
-  return { bytes: existsSync(`${dbPath}-wal`) ? statSync(`${dbPath}-wal`).size : 0, committedFrames: 0 };
+  return withoutVanishedWal(() => ({
+    bytes: existsSync(`${dbPath}-wal`) ? statSync(`${dbPath}-wal`).size : 0,
+    committedFrames: 0,
+  }));
+}
+
+/**
+ * The WAL can vanish between a look and a read: the last connection of another process closing deletes it once
+ * its frames are in the database. A WAL that is gone holds nothing.
+ */
+function withoutVanishedWal<T>(scan: () => T): T | WalScan {
+  try {
+    return scan();
+  } catch (err) {
+    if ((err as { code?: unknown })?.code === 'ENOENT') return { bytes: 0, committedFrames: 0 };
+    throw err;
+  }
 }
 
 /** One pass over the WAL; undefined when its header changed meanwhile. */
