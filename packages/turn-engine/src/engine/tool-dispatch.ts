@@ -12,16 +12,41 @@ import { checkpoint, type TurnExecution } from './execution.js';
 import { offeredTo } from './model-round.js';
 import type { EngineDeps } from './options.js';
 
-/** Why a tool call's arguments were refused, for the model: the field, the problem, and for an unknown key the accepted ones. */
-export function invalidArguments(name: string, tool: ToolDefinition, issues: readonly z.core.$ZodIssue[]): string {
-  const issue = issues[0];
-  const where = issue?.path.join('.') || '(root)';
-  if (issue?.code === 'unrecognized_keys') {
+/**
+ * Why a tool call's arguments were refused, for the model: every problem with the field it is at; a missing
+ * field reads "missing" (not zod's "received undefined"), an unknown key lists the accepted ones.
+ */
+export function invalidArguments(
+  name: string,
+  tool: ToolDefinition,
+  issues: readonly z.core.$ZodIssue[],
+  args?: unknown,
+): string {
+  const problems = issues.slice(0, 5).map((issue) => describeIssue(tool, issue, args));
+  const more = issues.length > 5 ? `; and ${issues.length - 5} more` : '';
+  return `invalid ${name} arguments at ${problems.join('; at ')}${more}`;
+}
+
+function describeIssue(tool: ToolDefinition, issue: z.core.$ZodIssue, args: unknown): string {
+  const where = issue.path.join('.') || '(root)';
+  if (issue.code === 'unrecognized_keys') {
     const shape = (tool.input as { shape?: Record<string, unknown> }).shape;
     const accepted = shape ? `; accepted keys: ${Object.keys(shape).join(', ')}` : '';
-    return `invalid ${name} arguments at ${where}: unknown key${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => `"${k}"`).join(', ')}${accepted}`;
+    return `${where}: unknown key${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => `"${k}"`).join(', ')}${accepted}`;
   }
-  return `invalid ${name} arguments at ${where}: ${issue?.message}`;
+  if (issue.code === 'invalid_type' && issue.path.length > 0 && valueAt(args, issue.path) === undefined) {
+    return `${where}: missing (required ${issue.expected})`;
+  }
+  return `${where}: ${issue.message}`;
+}
+
+function valueAt(value: unknown, path: readonly PropertyKey[]): unknown {
+  let at = value;
+  for (const key of path) {
+    if (at === null || typeof at !== 'object') return undefined;
+    at = (at as Record<PropertyKey, unknown>)[key];
+  }
+  return at;
 }
 
 /** A started call whose owner is gone, no outcome recorded: it may have taken effect. Never re-run it. */
@@ -72,7 +97,8 @@ export async function dispatchCall(deps: EngineDeps, exec: TurnExecution, call: 
     );
   }
   const parsed = tool.input.safeParse(call.arguments);
-  if (!parsed.success) return fail(ErrorCode.ToolFailed, invalidArguments(call.name, tool, parsed.error.issues));
+  if (!parsed.success)
+    return fail(ErrorCode.ToolFailed, invalidArguments(call.name, tool, parsed.error.issues, call.arguments));
   const effect: EffectClass = tool.effectOf?.(parsed.data) ?? tool.effect;
   const session = await deps.sessions.get(exec.sessionId);
   const decision = planModeDecision(session.mode, call.name, effect);
