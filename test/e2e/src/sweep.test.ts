@@ -1,4 +1,4 @@
-import { cpSync, mkdtempSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -51,7 +51,7 @@ describe('demiurge sweep (child process)', () => {
     expect(delivery!.points[0]!.label).toMatch(/^commit 1 before \(.+\)$/);
   }, 240_000);
 
-  it('can fail: a host that answers a submit before committing it is caught, the problem named with its crash point (exit 1)', async () => {
+  it('can fail: a host that answers a submit before committing it is caught, the problem named with its crash point, the failing run kept (exit 1)', async () => {
     const run = await demiurge([
       'sweep',
       '--scenario',
@@ -60,6 +60,7 @@ describe('demiurge sweep (child process)', () => {
       '1:before',
       '--inject-bug',
       'ack-before-commit',
+      '--keep',
     ]);
     expect(run.code, run.stderr).toBe(1);
     expect(run.stdout).toMatch(
@@ -69,6 +70,13 @@ describe('demiurge sweep (child process)', () => {
       /acknowledged submit lost: \d+\n\s+at 1:before commit 1 before \([^)]+\): (run|turn) \w+ of an acknowledged submit has no events/,
     );
     expect(run.stdout).toContain('rerun: demiurge sweep --scenario delivery --at 1:before');
+    // The failing run's directory is kept (the passing counting run's is not): its home's store to inspect.
+    const kept = /^ {2}kept 1:before: (.+)$/m.exec(run.stdout)?.[1];
+    expect(kept, run.stdout).toBeDefined();
+    dirs.push(kept!);
+    expect(existsSync(join(kept!, 'home', 'runtime', 'runtime.sqlite3'))).toBe(true);
+    expect(existsSync(join(kept!, 'commits.jsonl'))).toBe(true);
+    expect(run.stdout).not.toMatch(/kept uncrashed/);
     expect(run.stdout).toMatch(/sweep: 1 scenario\(s\) on the bundled core: [1-9]\d* problem\(s\)\n$/);
     expect(run.stderr).not.toMatch(/unexpected error/i);
   }, 240_000);

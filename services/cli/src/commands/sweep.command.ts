@@ -32,6 +32,7 @@ export function registerSweep(program: Command, ctx: CommandContext): void {
       '--at <point...>',
       'only these crash points, as a problem names them: <n>:<before|after> (e.g. 3:before), to rerun a failure',
     )
+    .option('--keep', 'keep the directory (core copy, home, commit trace) of every run that found a problem')
     // For testing the tester: a host that answers a submit before committing it (not in --help).
     .addOption(new Option('--inject-bug <bug>').choices(['ack-before-commit']).hideHelp())
     .addOption(jsonOption('print one JSON document: each scenario with its counts and problems'))

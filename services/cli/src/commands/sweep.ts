@@ -20,6 +20,8 @@ export interface SweepCliOptions {
   readonly sample?: number;
   readonly at?: readonly string[];
   readonly json: boolean;
+  /** Keep the directory (core, home, commit trace) of every run that found a problem. */
+  readonly keep?: boolean;
   /** Hidden: a host that answers a submit before its commit, to see a failure reported. */
   readonly injectBug?: 'ack-before-commit';
 }
@@ -45,12 +47,19 @@ export async function sweepCommand(o: SweepCliOptions, io: CommandIo): Promise<E
   }
   const wanted = new Set(o.scenario ?? SCENARIOS.map((s) => s.name));
   const scenarios = SCENARIOS.filter((s) => wanted.has(s.name));
-  // An injected bug's lost turn never ends: 10 s of waiting for it is enough to report it.
-  const driver = hostDriver(o.injectBug ? { injectBug: o.injectBug, settleMs: 10_000 } : {});
+  const kept = new Map<string, string>();
+  const driver = hostDriver({
+    // An injected bug's lost turn never ends: 10 s of waiting for it is enough to report it.
+    ...(o.injectBug ? { injectBug: o.injectBug, settleMs: 10_000 } : {}),
+    ...(o.keep
+      ? { keep: 'failing', onKept: (dir, crash) => kept.set(crash ? formatCrashPoint(crash) : 'uncrashed', dir) }
+      : {}),
+  });
   const progress = !o.json || io.progress !== undefined;
-  const results: (SweepResult & { points: PointJson[] })[] = [];
+  const results: ScenarioJson[] = [];
   for (const scenario of scenarios) {
     const points: PointJson[] = [];
+    kept.clear();
     if (progress) io.err(`${scenario.name}: counting its commits (an uncrashed run)`);
     const result = await sweepCrashPoints({
       scenario,
@@ -69,8 +78,9 @@ export async function sweepCommand(o: SweepCliOptions, io: CommandIo): Promise<E
         if (progress) io.err(`  ${scenario.name} ${describePoint(p)}`);
       },
     });
-    results.push({ ...result, points });
-    if (!o.json) io.out(renderResult(result, core));
+    const done: ScenarioJson = { ...result, points, ...(o.keep ? { kept: Object.fromEntries(kept) } : {}) };
+    results.push(done);
+    if (!o.json) io.out(renderResult(done, core));
   }
   const problems = results.reduce((n, r) => n + r.problems.length, 0);
   if (o.json) {
@@ -84,6 +94,13 @@ export async function sweepCommand(o: SweepCliOptions, io: CommandIo): Promise<E
     );
   }
   return problems === 0 ? ExitCode.ok : ExitCode.failure;
+}
+
+/** One scenario in the JSON document: its sweep result, each point's run, the directories kept. */
+interface ScenarioJson extends SweepResult {
+  readonly points: readonly PointJson[];
+  /** With `--keep`: the directory (`core/`, `home/`, `commits.jsonl`) of each run with a problem, by point. */
+  readonly kept?: Readonly<Record<string, string>>;
 }
 
 /** One crash point's run in the JSON document. */
@@ -104,11 +121,12 @@ function describePoint(p: PointOutcome): string {
 }
 
 /** The scenario's summary, every problem with its crash point, and how to rerun the failing points. */
-function renderResult(result: SweepResult, core: string | undefined): string {
+function renderResult(result: ScenarioJson, core: string | undefined): string {
   const lines = [formatSweepResult(result, Number.POSITIVE_INFINITY)];
   const points = [...new Set(result.problems.map((p) => p.point.split(' ')[0]!))].filter((p) => p !== 'uncrashed');
   const on = core ? ` --core ${core}` : '';
   if (points.length > 0)
     lines.push(`  rerun: demiurge sweep${on} --scenario ${result.scenario} --at ${points.join(' ')}`);
+  for (const [point, dir] of Object.entries(result.kept ?? {})) lines.push(`  kept ${point}: ${dir}`);
   return lines.join('\n');
 }

@@ -84,8 +84,10 @@ export interface HostDriverOptions {
   readonly injectBug?: string;
   /** How long a run may take to settle after its last start (default 45 s). */
   readonly settleMs?: number;
-  /** Keep each run's home (for a failing point); default false. */
-  readonly keep?: boolean;
+  /** Keep each run's directory (its core, home and commit trace): `true` every run's, `'failing'` those with a problem. */
+  readonly keep?: boolean | 'failing';
+  /** Told where a kept run's directory is (`crash` undefined: the counting run). */
+  readonly onKept?: (dir: string, crash: CrashPoint | undefined) => void;
 }
 
 class HostGone extends Error {}
@@ -244,7 +246,9 @@ async function runScenario(
     await host?.stop('SIGKILL');
     await log.close();
     await sink?.close();
-    if (!options.keep) rmSync(dir, { recursive: true, force: true });
+    const keep = options.keep === true || (options.keep === 'failing' && problems.length > 0);
+    if (keep) options.onKept?.(dir, crash);
+    else rmSync(dir, { recursive: true, force: true });
   }
 }
 
