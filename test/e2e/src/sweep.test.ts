@@ -1,4 +1,4 @@
-import { cpSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { appendFileSync, cpSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -25,17 +25,23 @@ afterAll(() => {
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
 });
 
+/** A copy of the bundled Agent Core, to sweep as "your own". */
+function copyCore(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'demiurge-sweep-core-'));
+  dirs.push(dir);
+  const core = join(dir, 'my-core');
+  cpSync(join(import.meta.dirname, '..', '..', '..', 'agent'), core, { recursive: true });
+  return core;
+}
+
 /**
  * `demiurge sweep` (docs/crash-sweep.md): the crash-point sweep of the scripted scenarios on the real host,
  * through the real CLI. Each crash point is a `demiurge serve` that SIGKILLs itself at a store commit, a
- * restart, the scenario settled and `demiurge verify`: about 5 s a point, so the samples are small.
+ * restart, the scenario settled and `demiurge verify`: 5–12 s a point, so the samples are small.
  */
 describe('demiurge sweep (child process)', () => {
   it('sweeps your own core: the host killed at sampled commits, restarted, checked; commits, points planned and covered, no problem (exit 0)', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'demiurge-sweep-core-'));
-    dirs.push(dir);
-    const core = join(dir, 'my-core');
-    cpSync(join(import.meta.dirname, '..', '..', '..', 'agent'), core, { recursive: true });
+    const core = copyCore();
     const run = await demiurge(['sweep', '--core', core, '--scenario', 'delivery', '--sample', '4', '--json']);
     expect(run.code, run.stderr).toBe(0);
     const report = JSON.parse(run.stdout) as SweepJson;
@@ -81,13 +87,32 @@ describe('demiurge sweep (child process)', () => {
     expect(run.stderr).not.toMatch(/unexpected error/i);
   }, 240_000);
 
-  it('refuses bad input before starting any host: a missing core, an unknown scenario, a malformed crash point (exit 2)', async () => {
+  it('reports a core whose input slot throws: the turn fails, named at the uncrashed run (exit 1)', async () => {
+    const core = copyCore();
+    appendFileSync(join(core, 'input', 'base_input', 'module.ts'), '\nthrow new Error("broken on purpose");\n');
+    const run = await demiurge(['sweep', '--core', core, '--scenario', 'delivery', '--sample', '1', '--json']);
+    expect(run.code, run.stderr).toBe(1);
+    const report = JSON.parse(run.stdout) as SweepJson;
+    expect(report).toMatchObject({ ok: false, core });
+    expect(report.scenarios[0]!.problems).toContainEqual({
+      point: 'uncrashed',
+      check: 'scenario ran',
+      detail: expect.stringMatching(/input slot base_input failed .*broken on purpose/),
+    });
+  }, 120_000);
+
+  it('refuses bad input before starting any host: a missing or unloadable core, an unknown scenario, a malformed crash point (exit 2)', async () => {
     const missing = await demiurge(['sweep', '--core', '/nonexistent/core']);
     expect(missing.code).toBe(2);
     expect(missing.stderr).toBe('demiurge: --core: /nonexistent/core does not exist\n');
     const unknown = await demiurge(['sweep', '--scenario', 'teleport']);
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toContain("'teleport' is invalid");
+    const core = copyCore();
+    writeFileSync(join(core, 'pipelines.yaml'), 'input: [\n');
+    const unloadable = await demiurge(['sweep', '--core', core]);
+    expect(unloadable.code).toBe(2);
+    expect(unloadable.stderr).toMatch(/^demiurge: --core: .*pipelines\.yaml:\d+: invalid YAML/);
     const point = await demiurge(['sweep', '--at', '7:during']);
     expect(point.code).toBe(2);
     expect(point.stderr).toBe('demiurge: --at: crash point "7:during" is not <n>:<before|after> (e.g. 7:before)\n');

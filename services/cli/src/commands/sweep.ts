@@ -7,10 +7,12 @@ import {
   type SweepResult,
   sweepCrashPoints,
 } from '@demiurge/crash-sweep';
+import { CoreLoadError, DEFAULT_CORE_DIR, loadCore } from '@demiurge/host';
 import { ExitCode, UsageError } from '../cli-errors.js';
 import { coreProblem } from '../core-dir.js';
 import type { CommandIo } from '../io.js';
 import { hostDriver } from '../sweep/host-driver.js';
+import { HostStartError } from '../sweep/host-process.js';
 import { SCENARIOS } from '../sweep/scenarios.js';
 
 /** The options of `demiurge sweep`, as commander parsed them. */
@@ -37,6 +39,11 @@ export async function sweepCommand(o: SweepCliOptions, io: CommandIo): Promise<E
     const problem = coreProblem(core);
     if (problem) throw new UsageError(`--core: ${problem}`);
   }
+  try {
+    await loadCore(core ?? DEFAULT_CORE_DIR);
+  } catch (err) {
+    throw err instanceof CoreLoadError && core ? new UsageError(`--core: ${err.message}`) : err;
+  }
   const at = new Set<string>();
   for (const value of o.at ?? []) {
     try {
@@ -61,7 +68,7 @@ export async function sweepCommand(o: SweepCliOptions, io: CommandIo): Promise<E
     const points: PointJson[] = [];
     kept.clear();
     if (progress) io.err(`${scenario.name}: counting its commits (an uncrashed run)`);
-    const result = await sweepCrashPoints({
+    const sweeping = sweepCrashPoints({
       scenario,
       driver,
       ...(core ? { coreDir: core } : {}),
@@ -78,6 +85,15 @@ export async function sweepCommand(o: SweepCliOptions, io: CommandIo): Promise<E
         if (progress) io.err(`  ${scenario.name} ${describePoint(p)}`);
       },
     });
+    let result: SweepResult;
+    try {
+      result = await sweeping;
+    } catch (err) {
+      // A host that never served (its core fails at start): said plainly, not as a crash of this command.
+      if (!(err instanceof HostStartError)) throw err;
+      io.err(`demiurge: ${scenario.name}: ${err.message}`);
+      return ExitCode.failure;
+    }
     const done: ScenarioJson = { ...result, points, ...(o.keep ? { kept: Object.fromEntries(kept) } : {}) };
     results.push(done);
     if (!o.json) io.out(renderResult(done, core));

@@ -43,6 +43,19 @@ export interface HostProcess {
 
 const STDERR_KEEP = 64 * 1024;
 
+/** A host the sweep started exited or hung before it served (a core whose slots fail at start, say). */
+export class HostStartError extends Error {
+  override readonly name = 'HostStartError';
+  constructor(
+    readonly home: string,
+    readonly why: string,
+    readonly stderr: string,
+  ) {
+    const said = stderr.trim().split('\n').slice(-5).join('\n');
+    super(`demiurge serve --home ${home} ${why}${said ? `:\n${said}` : ''}`);
+  }
+}
+
 /**
  * Starts the real host on `home` (working directory `cwd`, the variables of `env` added to {@link childEnv})
  * and resolves with its ready line; fails with its stderr when it exits first or is not ready within 60 s.
@@ -71,9 +84,7 @@ export function startHost(home: string, cwd: string, env: NodeJS.ProcessEnv = {}
       if (settled) return;
       settled = true;
       clearTimeout(timer);
-      void stop().then(() =>
-        reject(new Error(`demiurge serve --home ${home} ${why}\n--- stdout ---\n${stdout}\n--- stderr ---\n${stderr}`)),
-      );
+      void stop().then(() => reject(new HostStartError(home, why, stderr)));
     };
     const timer = setTimeout(() => fail(`printed no ready line within ${timeoutMs} ms`), timeoutMs);
     child.once('error', (err) => fail(`could not start: ${err.message}`));
