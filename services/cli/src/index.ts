@@ -11,5 +11,24 @@ export {
   withRuntimeStore,
 } from './runtime-store.js';
 export { appendSampleSession } from './sample-session.js';
+export {
+  type Ack,
+  type DriveContext,
+  type HostDriverOptions,
+  type HostScenario,
+  hostDriver,
+  type SeedContext,
+} from './sweep/host-driver.js';
+export {
+  cancelScenario,
+  compactionScenario,
+  deliveryScenario,
+  SCENARIOS as SWEEP_SCENARIOS,
+  scheduleScenario,
+  turnScenario,
+} from './sweep/scenarios.js';
+export type { FakeStep, Home, HomeConfig } from './sweep/sweep-home.js';
+export { SweepLog } from './sweep/sweep-log.js';
+export { type SinkHit, startWebhookSink, type WebhookSink } from './sweep/webhook-sink.js';
 export { checkInvariants, Invariant, type InvariantFinding } from './verify/invariants.js';
 export { diffProjection, type ProjectionDifference } from './verify/projection-diff.js';

@@ -13,6 +13,7 @@ import { registerRuns } from './commands/runs.command.js';
 import { registerSessions } from './commands/sessions.command.js';
 import { registerSimulate } from './commands/simulate.command.js';
 import { registerStatus } from './commands/status.command.js';
+import { registerSweep } from './commands/sweep.command.js';
 import { registerTasks } from './commands/tasks.command.js';
 import { registerTui } from './commands/tui.command.js';
 import { registerVerify } from './commands/verify.command.js';
@@ -63,6 +64,7 @@ function buildProgram(ctx: CommandContext): Command {
   registerMcp(program, ctx);
   registerCore(program, ctx);
   registerSimulate(program, ctx);
+  registerSweep(program, ctx);
 
   program
     .command('demo')

@@ -1,5 +1,5 @@
+import { compactionScenario, scheduleScenario, turnScenario } from '@demiurge/cli';
 import { describe, expect, it } from 'vitest';
-import { compactionScenario, scheduleScenario, turnScenario } from './sweep/scenarios.js';
 import { FULL, SWEEP_TIMEOUT, sweepScenario } from './sweep/sweep-run.js';
 
 /**

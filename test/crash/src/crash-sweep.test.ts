@@ -1,11 +1,11 @@
+import { cancelScenario, deliveryScenario, hostDriver, turnScenario } from '@demiurge/cli';
 import { formatSweepResult, sweepCrashPoints } from '@demiurge/crash-sweep';
 import { describe, expect, it } from 'vitest';
-import { hostDriver } from './sweep/host-driver.js';
-import { cancelScenario, deliveryScenario, turnScenario } from './sweep/scenarios.js';
 import { SWEEP_TIMEOUT, sweepScenario } from './sweep/sweep-run.js';
 
 /**
- * The crash-point sweep on the real host (docs/crash-sweep.md): every crash point of the small scenarios (a
+ * The crash-point sweep on the real host (docs/crash-sweep.md; the driver and the scenarios are those of
+ * `demiurge sweep`, exported by @demiurge/cli): every crash point of the small scenarios (a
  * delivery, a cancel); `crash-sweep-sampled.test.ts` runs a deterministic sample of the bigger ones.
  * `CRASH_SWEEP_FULL=1` runs every point of every scenario.
  */

@@ -1,5 +1,5 @@
+import { type HostScenario, hostDriver } from '@demiurge/cli';
 import { formatSweepResult, type SweepResult, sweepCrashPoints } from '@demiurge/crash-sweep';
-import { type HostScenario, hostDriver } from './host-driver.js';
 
 /** `CRASH_SWEEP_FULL=1`: every crash point of every scenario (no sample). */
 export const FULL = process.env.CRASH_SWEEP_FULL === '1';

@@ -1,7 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { CheckProblem } from '@demiurge/crash-sweep';
-import type { Home } from '../home.js';
 import type { DriveContext } from './host-driver.js';
 
 /** The file the scenarios' shell effects append a line to (`echo "$DEMIURGE_TASK_ID …" >> effects.txt`). */
@@ -12,7 +11,7 @@ export const EFFECTS_FILE = 'effects.txt';
  * no `Idempotency-Key` twice at the webhook receiver; every webhook delivery the log calls sent received; no
  * line of the effects file twice (a tool's side effect performed once at most).
  */
-export function effectChecks(ctx: DriveContext, home: Home): CheckProblem[] {
+export async function effectChecks(ctx: DriveContext): Promise<CheckProblem[]> {
   const problems: CheckProblem[] = [];
   for (const ack of ctx.acks) {
     for (const [what, id] of [
@@ -20,7 +19,7 @@ export function effectChecks(ctx: DriveContext, home: Home): CheckProblem[] {
       ['run', ack.run_id],
       ['turn', ack.turn_id],
     ] as const) {
-      if (ctx.reader.stream(id).length === 0) {
+      if ((await ctx.log.stream(id)).length === 0) {
         problems.push({
           check: 'acknowledged submit lost',
           detail: `${what} ${id} of an acknowledged submit has no events`,
@@ -32,8 +31,7 @@ export function effectChecks(ctx: DriveContext, home: Home): CheckProblem[] {
     for (const [key, n] of ctx.sink.duplicates()) {
       problems.push({ check: 'delivery sent twice', detail: `Idempotency-Key ${key} received ${n} times` });
     }
-    const deliveries = ctx.reader.docs<{ deliveryId: string; channel: string; status: string }>('outbox', 'deliveries');
-    for (const d of deliveries) {
+    for (const d of await ctx.log.deliveries()) {
       if (d.channel === 'webhook' && d.status === 'sent' && !ctx.sink.counts.has(d.deliveryId)) {
         problems.push({
           check: 'delivery recorded sent, never received',
@@ -42,7 +40,7 @@ export function effectChecks(ctx: DriveContext, home: Home): CheckProblem[] {
       }
     }
   }
-  const effects = join(home.workspace, EFFECTS_FILE);
+  const effects = join(ctx.home.workspace, EFFECTS_FILE);
   if (existsSync(effects)) {
     const seen = new Map<string, number>();
     for (const line of readFileSync(effects, 'utf8').split('\n').filter(Boolean))

@@ -1,24 +1,19 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { isEvent } from '@demiurge/contracts';
 import type { CheckProblem } from '@demiurge/crash-sweep';
 import { OperatorRequestError } from '@demiurge/operator';
-import { type FakeStep, seedWebhookSessions } from '../home.js';
 import { EFFECTS_FILE } from './effect-checks.js';
 import type { DriveContext, HostScenario } from './host-driver.js';
+import { turnEnd } from './settle.js';
+import type { FakeStep } from './sweep-home.js';
 
 /** Leases short enough that a restarted host takes a dead host's work over within the run. */
 const LEASES = { runLeaseMs: 3000, workLeaseMs: 1500, pollMs: 50 } as const;
-const TURN_ENDS = new Set(['turn.completed', 'turn.failed', 'turn.cancelled']);
 const INSTANCE_ENDS = new Set(['schedule_instance.completed', 'schedule_instance.failed']);
 
-const turnEnd = (ctx: DriveContext, turnId: string) =>
-  ctx.reader.stream(turnId).find((e) => TURN_ENDS.has(e.type))?.type;
-
-/** A fake step, with `match` for a delegated child's conversation. */
-type ScriptStep = FakeStep & { readonly match?: string };
-
 const CHILD_GOAL = 'child: count to three';
-const TURN_SCRIPT: readonly ScriptStep[] = [
+const TURN_SCRIPT: readonly FakeStep[] = [
   {
     content: 'Starting the build in the background and writing the notes.',
     tool_calls: [
@@ -41,15 +36,16 @@ export const turnScenario: HostScenario = {
   async drive(ctx) {
     if (!ctx.restarted) await ctx.submit('build it, write the notes and delegate the count');
   },
-  check(ctx) {
+  async check(ctx) {
     const problems: CheckProblem[] = [];
     const ack = ctx.acks[0];
     if (!ack) return problems;
-    if (!ctx.restarted && turnEnd(ctx, ack.turn_id) !== 'turn.completed') {
-      problems.push({ check: 'scenario completed', detail: `turn ${ack.turn_id} ended ${turnEnd(ctx, ack.turn_id)}` });
+    const end = await turnEnd(ctx.log, ack.turn_id);
+    if (!ctx.restarted && end !== 'turn.completed') {
+      problems.push({ check: 'scenario completed', detail: `turn ${ack.turn_id} ended ${end}` });
     }
     if (!ctx.restarted) {
-      const kinds = ctx.reader.events(1, 'task.completed').length;
+      const kinds = (await ctx.log.events('task.completed')).length;
       if (kinds < 2) problems.push({ check: 'scenario completed', detail: `${kinds} tasks completed, 2 expected` });
     }
     return problems;
@@ -61,17 +57,17 @@ export const deliveryScenario: HostScenario = {
   name: 'delivery',
   config: { script: [{ content: 'Hello over the webhook.' }], ...LEASES },
   webhook: true,
-  async seed(home, state) {
-    [state.session] = await seedWebhookSessions(home.dir, 1);
+  async seed({ state, webhookSessions }) {
+    [state.session] = await webhookSessions(1);
   },
   async drive(ctx) {
     if (!ctx.restarted) await ctx.submit('say hello', ctx.state.session);
   },
-  check(ctx) {
+  async check(ctx) {
     const ack = ctx.acks[0];
     if (!ack || ctx.restarted || !ctx.sink) return [];
     // Uncrashed: the answer reached the receiver exactly once.
-    const sent = ctx.reader.docs<{ status: string }>('outbox', 'deliveries').filter((d) => d.status === 'sent');
+    const sent = (await ctx.log.deliveries()).filter((d) => d.status === 'sent');
     return sent.length === 1 && ctx.sink.hits.length === 1
       ? []
       : [{ check: 'scenario completed', detail: `${sent.length} deliveries sent, ${ctx.sink.hits.length} received` }];
@@ -91,18 +87,20 @@ export const scheduleScenario: HostScenario = {
     const core = join(ctx.home.dir, '..', 'core');
     writeFileSync(join(core, 'schedules', 'once.yaml'), `cron: "${cron}"\nprompt: the scheduled check\n`);
   },
-  done(ctx) {
+  async done(ctx) {
     // Once the due time was recorded (first sight before it), its instance must end: completed, or failed (in
     // error: a fire a crash interrupted is not fired twice).
-    const id = instanceOf(ctx);
+    const id = await instanceOf(ctx);
     if (!id) return Date.now() > Date.parse(ctx.state.due ?? '') + 2000;
-    return ctx.reader.stream(id).some((e) => INSTANCE_ENDS.has(e.type));
+    return (await ctx.log.stream(id)).some((e) => INSTANCE_ENDS.has(e.type));
   },
-  check(ctx) {
+  async check(ctx) {
     const problems: CheckProblem[] = [];
-    const fires = ctx.reader.events(1, 'task.submitted').filter((e) => e.data.kind === 'schedule.fire');
+    const fires = (await ctx.log.events('task.submitted')).filter(
+      (e) => isEvent(e, 'task.submitted') && e.data.kind === 'schedule.fire',
+    );
     if (fires.length > 1) problems.push({ check: 'schedule fired once', detail: `${fires.length} fire tasks` });
-    if (!ctx.restarted && !instanceOf(ctx)) {
+    if (!ctx.restarted && !(await instanceOf(ctx))) {
       problems.push({ check: 'scenario completed', detail: `no instance recorded for ${ctx.state.due}` });
     }
     if (!ctx.restarted && fires.length !== 1) {
@@ -112,9 +110,11 @@ export const scheduleScenario: HostScenario = {
   },
 };
 
-function instanceOf(ctx: DriveContext): string | undefined {
+async function instanceOf(ctx: DriveContext): Promise<string | undefined> {
   const due = ctx.state.due;
-  return ctx.reader.events(1, 'schedule_instance.scheduled').find((e) => e.data.dueAt === due)?.streamId;
+  return (await ctx.log.events('schedule_instance.scheduled')).find(
+    (e) => isEvent(e, 'schedule_instance.scheduled') && e.data.dueAt === due,
+  )?.streamId;
 }
 
 /** (4) A cancel: `operator.cancel` of a run while its foreground `shell` call runs. */
@@ -132,11 +132,13 @@ export const cancelScenario: HostScenario = {
     const ack = ctx.acks[0];
     if (!ack || ctx.state.cancelled) return;
     if (!ctx.restarted) {
-      const call = await ctx.until('the shell call to be asked for', () =>
-        ctx.reader.events(1, 'tool_call.requested').find((e) => e.data.turnId === ack.turn_id),
+      const call = await ctx.until('the shell call to be asked for', async () =>
+        (await ctx.log.events('tool_call.requested')).find(
+          (e) => isEvent(e, 'tool_call.requested') && e.data.turnId === ack.turn_id,
+        ),
       );
-      await ctx.until('the shell call to start', () =>
-        ctx.reader.stream(call.streamId).find((e) => e.type === 'tool_call.started'),
+      await ctx.until('the shell call to start', async () =>
+        (await ctx.log.stream(call.streamId)).find((e) => e.type === 'tool_call.started'),
       );
     }
     const client = await ctx.gateway();
@@ -144,10 +146,10 @@ export const cancelScenario: HostScenario = {
       await client.request('operator.cancel', { run_id: ack.run_id, reason: 'crash sweep' });
       // Answered: committed first. A cancel of a run that already ended (the restarted host finished it) is a
       // no-op, not a lost cancel.
-      const took = ctx.reader
-        .stream(ack.run_id)
-        .some((e) => e.type === 'run.cancel_requested' || e.type === 'run.cancelled');
-      const status = ctx.reader.doc<{ status: string }>('runs', 'runs', ack.run_id)?.status ?? 'absent';
+      const took = (await ctx.log.stream(ack.run_id)).some(
+        (e) => e.type === 'run.cancel_requested' || e.type === 'run.cancelled',
+      );
+      const status = (await ctx.log.run(ack.run_id))?.status ?? 'absent';
       ctx.state.cancelled = took ? 'acknowledged' : `no-op on a ${status} run`;
     } catch (err) {
       // After a restart the run may have ended meanwhile: a refusal is an answer, not a lost cancel.
@@ -155,7 +157,7 @@ export const cancelScenario: HostScenario = {
       ctx.state.cancelled = `refused: ${err.message}`;
     }
   },
-  check(ctx) {
+  async check(ctx) {
     const ack = ctx.acks[0];
     const cancelled = ctx.state.cancelled;
     if (cancelled?.startsWith('no-op') && !/ (completed|failed|cancelled) run$/.test(cancelled)) {
@@ -167,15 +169,11 @@ export const cancelScenario: HostScenario = {
       ];
     }
     if (!ack || cancelled !== 'acknowledged') return [];
-    const run = ctx.reader.doc<{ status: string }>('runs', 'runs', ack.run_id);
-    return run?.status === 'cancelled' && turnEnd(ctx, ack.turn_id) === 'turn.cancelled'
+    const run = await ctx.log.run(ack.run_id);
+    const end = await turnEnd(ctx.log, ack.turn_id);
+    return run?.status === 'cancelled' && end === 'turn.cancelled'
       ? []
-      : [
-          {
-            check: 'acknowledged cancel kept',
-            detail: `run ${ack.run_id} is ${run?.status}, turn ${turnEnd(ctx, ack.turn_id)}`,
-          },
-        ];
+      : [{ check: 'acknowledged cancel kept', detail: `run ${ack.run_id} is ${run?.status}, turn ${end}` }];
   },
 };
 
@@ -187,7 +185,7 @@ export const compactionScenario: HostScenario = {
     if (!ctx.restarted) {
       for (let i = 1; i <= 3; i++) {
         const ack = await ctx.submit(`setup turn ${i}`, ctx.acks[0]?.session_id);
-        await ctx.until(`turn ${i} to end`, () => turnEnd(ctx, ack.turn_id));
+        await ctx.until(`turn ${i} to end`, () => turnEnd(ctx.log, ack.turn_id));
       }
     }
     const session = ctx.acks[0]?.session_id;
@@ -202,11 +200,11 @@ export const compactionScenario: HostScenario = {
       ctx.state.refused = err.message;
     }
   },
-  check(ctx) {
+  async check(ctx) {
     const id = ctx.state.compaction;
     const session = ctx.acks[0]?.session_id;
     if (session && ctx.state.refused) {
-      const compacted = ctx.reader.stream(session).some((e) => e.type === 'session.compacted');
+      const compacted = (await ctx.log.stream(session)).some((e) => e.type === 'session.compacted');
       return compacted
         ? []
         : [
@@ -217,11 +215,14 @@ export const compactionScenario: HostScenario = {
           ];
     }
     if (!id || !session) return [];
-    const found = ctx.reader.stream(session).some((e) => e.type === 'session.compacted' && e.data.compactionId === id);
+    const found = (await ctx.log.stream(session)).some(
+      (e) => isEvent(e, 'session.compacted') && e.data.compactionId === id,
+    );
     return found ? [] : [{ check: 'acknowledged compaction kept', detail: `${id} of ${session} is not in the log` }];
   },
 };
 
+/** The scripted scenarios of the sweep (`demiurge sweep --scenario NAME`), in the order they run. */
 export const SCENARIOS: readonly HostScenario[] = [
   turnScenario,
   deliveryScenario,

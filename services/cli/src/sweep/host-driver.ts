@@ -1,4 +1,5 @@
-import { cpSync, existsSync, readFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
   type CheckProblem,
@@ -12,22 +13,30 @@ import {
   parseCommitTrace,
 } from '@demiurge/crash-sweep';
 import { DEFAULT_CORE_DIR } from '@demiurge/host';
-import type { OperatorClient } from '@demiurge/operator';
-import { sleep, tempDir } from '../cli.js';
-import { openGateway } from '../gateway.js';
-import { type Home, type HomeConfig, writeHome } from '../home.js';
-import { type HostProcess, startHost } from '../host-process.js';
-import { LogReader } from '../log-reader.js';
-import type { Ack } from '../store-checks.js';
-import { verifyHome } from '../store-checks.js';
-import { startWebhookSink, type WebhookSink } from '../webhook-sink.js';
+import { connectOperator, type OperatorClient } from '@demiurge/operator';
+import { readCoreId } from '../core-dir.js';
 import { effectChecks } from './effect-checks.js';
-import { openItems, turnEnded } from './settle.js';
+import { type HostProcess, startHost } from './host-process.js';
+import { openItems, turnEnd } from './settle.js';
+import { type Home, type HomeConfig, seedWebhookSessions, writeHome } from './sweep-home.js';
+import { SweepLog } from './sweep-log.js';
+import { verifyHome } from './verify-home.js';
+import { startWebhookSink, type WebhookSink } from './webhook-sink.js';
+
+/** A submit the gateway answered: its session, run and turn must be in the log from then on. */
+export interface Ack {
+  /** 1: answered by the first host; 2: by the restarted one. */
+  readonly cycle: number;
+  readonly session_id: string;
+  readonly run_id: string;
+  readonly turn_id: string;
+}
 
 /** What a scenario's steps see: the live host's gateway, the log, what was acknowledged so far. */
 export interface DriveContext {
   readonly home: Home;
-  readonly reader: LogReader;
+  /** The home's log and read models (async reads, next to the serving host). */
+  readonly log: SweepLog;
   /** Every submit the gateway answered (appended to by {@link DriveContext.submit}). */
   readonly acks: Ack[];
   /** The scenario's own notes across the restart (ids, what was acknowledged). */
@@ -40,7 +49,7 @@ export interface DriveContext {
   /** `operator.submit`; its answer is recorded in `acks`. */
   submit(text: string, sessionId?: string): Promise<Ack>;
   /** Polls `probe` until it returns a value; throws when the host that was current at the call died meanwhile. */
-  until<T>(what: string, probe: () => T | undefined, ms?: number): Promise<T>;
+  until<T>(what: string, probe: () => T | undefined | Promise<T | undefined>, ms?: number): Promise<T>;
 }
 
 /** A scripted scenario for the real host: its home, its operator steps, when it is done and its own checks. */
@@ -53,13 +62,21 @@ export interface HostScenario {
   /** Writes what the scenario needs into its copy of the core (schedules). */
   readonly prepareCore?: (coreDir: string) => void;
   /** Runs while no host serves the home, before the first start (seeded sessions go to `state`). */
-  readonly seed?: (home: Home, state: Record<string, string | undefined>) => Promise<void>;
+  readonly seed?: (seeding: SeedContext) => Promise<void>;
   /** The operator's steps; run again after a restart (`restarted`): re-send what was not acknowledged. */
   readonly drive: (ctx: DriveContext) => Promise<void>;
   /** The scenario reached its end (besides nothing being in motion); absent: nothing more to wait for. */
-  readonly done?: (ctx: DriveContext) => boolean;
+  readonly done?: (ctx: DriveContext) => Promise<boolean>;
   /** Its own checks once settled. */
-  readonly check?: (ctx: DriveContext) => CheckProblem[];
+  readonly check?: (ctx: DriveContext) => Promise<CheckProblem[]>;
+}
+
+/** What a scenario's `seed` gets: the home no host serves yet, its notes, sessions it can create. */
+export interface SeedContext {
+  readonly home: Home;
+  readonly state: Record<string, string | undefined>;
+  /** Creates `count` sessions bound to the `webhook` channel (of the swept core) and returns their ids. */
+  webhookSessions(count: number): Promise<string[]>;
 }
 
 export interface HostDriverOptions {
@@ -67,8 +84,10 @@ export interface HostDriverOptions {
   readonly injectBug?: string;
   /** How long a run may take to settle after its last start (default 45 s). */
   readonly settleMs?: number;
-  /** Keep each run's home (for a failing point); default false. */
-  readonly keep?: boolean;
+  /** Keep each run's directory (its core, home and commit trace): `true` every run's, `'failing'` those with a problem. */
+  readonly keep?: boolean | 'failing';
+  /** Told where a kept run's directory is (`crash` undefined: the counting run). */
+  readonly onKept?: (dir: string, crash: CrashPoint | undefined) => void;
 }
 
 class HostGone extends Error {}
@@ -90,25 +109,29 @@ async function runScenario(
   coreDir: string | undefined,
   options: HostDriverOptions,
 ): Promise<PointRun> {
-  const dir = tempDir(`demiurge-sweep-${scenario.name}-`);
+  const dir = mkdtempSync(join(tmpdir(), `demiurge-sweep-${scenario.name}-`));
   const sink = scenario.webhook ? await startWebhookSink(() => 0) : undefined;
-  const core = join(dir.path, 'core');
+  const core = join(dir, 'core');
   cpSync(coreDir ?? DEFAULT_CORE_DIR, core, { recursive: true });
   scenario.prepareCore?.(core);
-  const home = writeHome(join(dir.path, 'home'), {
+  const home = writeHome(join(dir, 'home'), {
     ...scenario.config,
     core,
     ...(sink ? { webhookUrl: sink.url } : {}),
   });
-  const trace = join(dir.path, 'commits.jsonl');
-  const reader = new LogReader(home.db);
+  const trace = join(dir, 'commits.jsonl');
+  const log = new SweepLog(home.db);
   const state: Record<string, string | undefined> = {};
   const problems: CheckProblem[] = [];
   let host: HostProcess | undefined;
   let client: OperatorClient | undefined;
   const stderr: string[] = [];
   try {
-    await scenario.seed?.(home, state);
+    await scenario.seed?.({
+      home,
+      state,
+      webhookSessions: (count) => seedWebhookSessions(home, count, readCoreId(core)),
+    });
     const firstEnv = {
       [COMMIT_TRACE_ENV]: trace,
       ...(crash ? { [CRASH_AT_COMMIT_ENV]: formatCrashPoint(crash) } : {}),
@@ -116,14 +139,14 @@ async function runScenario(
     };
     const ctx = {
       home,
-      reader,
+      log,
       acks: [] as Ack[],
       state,
       restarted: false,
       sink,
       async gateway() {
         if (!host) throw new HostGone('no host');
-        client ??= await openGateway(host.ready.socket, 'crash-sweep');
+        client ??= await openGateway(host.ready.socket);
         return client;
       },
       async submit(text: string, sessionId?: string) {
@@ -138,11 +161,11 @@ async function runScenario(
         ctx.acks.push(ack);
         return ack;
       },
-      async until<T>(what: string, probe: () => T | undefined, ms = 30_000) {
+      async until<T>(what: string, probe: () => T | undefined | Promise<T | undefined>, ms = 30_000) {
         const current = host;
         const deadline = Date.now() + ms;
         for (;;) {
-          const value = probe();
+          const value = await probe();
           if (value !== undefined) return value;
           if (host !== current || !current || exitedNow(current))
             throw new HostGone(`the host died waiting for ${what}`);
@@ -157,7 +180,7 @@ async function runScenario(
     /** One host process: start, drive, wait until settled; false when it died (crashed) before that. */
     const serve = async (env: NodeJS.ProcessEnv): Promise<boolean> => {
       try {
-        host = await startHost(home.dir, { cwd: home.workspace, env });
+        host = await startHost(home.dir, home.workspace, env);
       } catch (err) {
         // Killed at a commit of its start (recovery): it never printed its ready line.
         if (crashed()) return false;
@@ -180,11 +203,12 @@ async function runScenario(
       for (;;) {
         if (exitedNow(current) || crashed()) return false;
         // Every acknowledged turn must have ended too (one the host never admitted shows here as not ended).
-        const unended = ctx.acks
-          .filter((a) => !turnEnded(reader, a.turn_id))
-          .map((a) => `turn ${a.turn_id} has not ended`);
-        const open = [...unended, ...openItems(reader)];
-        if (open.length === 0 && (scenario.done?.(ctx) ?? true)) return true;
+        const unended: string[] = [];
+        for (const a of ctx.acks) {
+          if ((await turnEnd(log, a.turn_id)) === undefined) unended.push(`turn ${a.turn_id} has not ended`);
+        }
+        const open = [...unended, ...(await openItems(log))];
+        if (open.length === 0 && ((await scenario.done?.(ctx)) ?? true)) return true;
         if (Date.now() > deadline) {
           const waiting = open.length > 0 ? open.slice(0, 5).join('; ') : 'the scenario is not done';
           problems.push({ check: 'scenario settled', detail: waiting });
@@ -210,10 +234,9 @@ async function runScenario(
     if (exit && exit.code !== 0 && settled) {
       problems.push({ check: 'graceful stop', detail: `demiurge serve exited ${exit.code ?? exit.signal}` });
     }
-    const verified = await verifyHome(home.dir);
-    problems.push(...verified.problems);
-    problems.push(...effectChecks(ctx, home));
-    problems.push(...(scenario.check?.(ctx) ?? []));
+    problems.push(...(await verifyHome(home.dir)));
+    problems.push(...(await effectChecks(ctx)));
+    problems.push(...((await scenario.check?.(ctx)) ?? []));
     for (const text of stderr) {
       if (/unexpected error/i.test(text)) problems.push({ check: 'no unexpected error', detail: lastLines(text) });
     }
@@ -221,10 +244,29 @@ async function runScenario(
   } finally {
     await client?.close().catch(() => undefined);
     await host?.stop('SIGKILL');
-    reader.close();
+    await log.close();
     await sink?.close();
-    if (!options.keep) dir.remove();
+    const keep = options.keep === true || (options.keep === 'failing' && problems.length > 0);
+    if (keep) options.onKept?.(dir, crash);
+    else rmSync(dir, { recursive: true, force: true });
   }
+}
+
+const sleep = (ms: number) => new Promise<void>((done) => setTimeout(done, ms));
+
+/** Connects to a serving host's gateway and performs the handshake. */
+async function openGateway(socket: string): Promise<OperatorClient> {
+  const client = await connectOperator(socket);
+  try {
+    await client.request('operator.initialize', {
+      protocol_version: 1,
+      client: { name: 'crash-sweep', version: '0.1.0' },
+    });
+  } catch (err) {
+    await client.close();
+    throw err;
+  }
+  return client;
 }
 
 /** Host processes whose exit was seen. */
