@@ -6,7 +6,8 @@ export type { StreamHead };
 /**
  * The heads of the streams an append transaction checks: written earlier in this transaction, else known to the
  * stream cache at this transaction's `PRAGMA data_version` (a stream it holds whole, or one this store committed
- * to; no other connection committed since it was learnt), else read from the file. The cache is exact (see StreamCache), so the expected-version check (the
+ * to or read the head of in a write transaction; no other connection committed since it was learnt), else read
+ * from the file (and then kept). The cache is exact (see StreamCache), so the expected-version check (the
  * fencing of claims) sees what a read would, without the read of the events index.
  */
 export class TransactionStreamHeads {
