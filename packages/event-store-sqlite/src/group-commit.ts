@@ -113,7 +113,8 @@ export class GroupCommitWriter {
         this.lastBatch = batch.length;
         const outcomes = await this.commitWithRetry(batch);
         const events = outcomes.flatMap((o) => (o.ok && !o.value.replayed ? o.value.events : []));
-        this.deps.streams.committed(events);
+        // The transaction ran at this data version (the writer caught up to it first): what it wrote is exact there.
+        this.deps.streams.committed(events, this.projectionDataVersion);
         this.deps.async.committed(events);
         this.deps.publisher.publish(events);
         outcomes.forEach((outcome, i) => {

@@ -2,6 +2,14 @@ import type { RecordedEvent } from '@demiurge/contracts';
 
 /** Longer streams are not kept (they are read from the file): the cache holds at most max × this many events. */
 const MAX_EVENTS = 256;
+/** Stream heads (last version and type) kept from this store's own commits, least recently written dropped first. */
+const MAX_HEADS = 16_384;
+
+/** A stream's head as an append's expected-version check needs it. */
+export interface StreamHead {
+  readonly stream_version: number;
+  readonly stream_type: string;
+}
 
 /**
  * The recently read or written streams of one store, so that a command loading the aggregate another command
@@ -11,9 +19,14 @@ const MAX_EVENTS = 256;
  * ones the store publishes (validated and stamped at append, like a decoded read), frozen when first served,
  * since every reader now shares them; callers get a copy of the list. Bounded: at most 1,024 streams of up to
  * 256 events; the least recently used are forgotten first.
+ *
+ * Besides whole streams it keeps the head (last version and type) of every stream this store committed to,
+ * longer streams included (up to 16,384 heads): a commit holds the write lock, so what it wrote is the
+ * stream's head until another connection commits, which moves `PRAGMA data_version` and forgets them all.
  */
 export class StreamCache {
   private readonly streams = new Map<string, RecordedEvent[]>();
+  private readonly heads = new Map<string, StreamHead>();
   private dataVersion = -1;
 
   constructor(private readonly max = 1024) {}
@@ -21,8 +34,7 @@ export class StreamCache {
   /** The whole stream from `fromVersion` when it is known at `dataVersion`, else undefined. */
   read(streamId: string, fromVersion: number, dataVersion: number): RecordedEvent[] | undefined {
     if (dataVersion !== this.dataVersion) {
-      this.streams.clear();
-      this.dataVersion = dataVersion;
+      this.forget(dataVersion);
       return undefined;
     }
     const events = this.streams.get(streamId);
@@ -37,8 +49,10 @@ export class StreamCache {
    * The head (last version and stream type) of a stream known whole at `dataVersion`, else undefined: what an
    * append's expected-version check needs, without reading the events index. Nothing is copied or frozen.
    */
-  head(streamId: string, dataVersion: number): { stream_version: number; stream_type: string } | undefined {
+  head(streamId: string, dataVersion: number): StreamHead | undefined {
     if (dataVersion !== this.dataVersion) return undefined;
+    const known = this.heads.get(streamId);
+    if (known) return known;
     const events = this.streams.get(streamId);
     const last = events?.[events.length - 1];
     return last && { stream_version: last.streamVersion, stream_type: last.streamType };
@@ -46,21 +60,44 @@ export class StreamCache {
 
   /** A whole stream (versions 1..n) read at `dataVersion`. */
   remember(streamId: string, events: readonly RecordedEvent[], dataVersion: number): void {
-    if (dataVersion !== this.dataVersion) {
-      this.streams.clear();
-      this.dataVersion = dataVersion;
-    }
+    if (dataVersion !== this.dataVersion) this.forget(dataVersion);
     if (events.length <= MAX_EVENTS) this.put(streamId, events.map(freeze));
   }
 
-  /** This store committed `events`: streams they follow are extended, new ones kept, the others dropped. */
-  committed(events: readonly RecordedEvent[]): void {
+  /**
+   * This store committed `events` in a transaction that began at `dataVersion` (it held the write lock, so
+   * nothing else committed before it): streams they follow are extended, new ones kept, the others dropped,
+   * and each written stream's head is remembered.
+   */
+  committed(events: readonly RecordedEvent[], dataVersion: number): void {
+    if (events.length === 0) return;
+    if (dataVersion !== this.dataVersion) this.forget(dataVersion);
     for (const event of events) {
+      this.putHead(event.streamId, { stream_version: event.streamVersion, stream_type: event.streamType });
       const known = this.streams.get(event.streamId);
       if (known && known.length === event.streamVersion - 1 && known.length < MAX_EVENTS) known.push(event);
       else if (event.streamVersion === 1) this.put(event.streamId, [event]);
       else this.streams.delete(event.streamId);
     }
+  }
+
+  /** A stream's head read from the file inside a write transaction at `dataVersion` (exact there, committed or not). */
+  learnedHead(streamId: string, head: StreamHead, dataVersion: number): void {
+    if (dataVersion !== this.dataVersion) this.forget(dataVersion);
+    this.putHead(streamId, head);
+  }
+
+  private putHead(streamId: string, head: StreamHead): void {
+    this.heads.delete(streamId);
+    this.heads.set(streamId, head);
+    if (this.heads.size > MAX_HEADS) this.heads.delete(this.heads.keys().next().value!);
+  }
+
+  /** Another connection committed (or nothing is known yet): everything kept is forgotten. */
+  private forget(dataVersion: number): void {
+    this.streams.clear();
+    this.heads.clear();
+    this.dataVersion = dataVersion;
   }
 
   private put(streamId: string, events: RecordedEvent[]): void {

@@ -1,16 +1,13 @@
 import type { LogStatements } from './event-rows.js';
-import type { StreamCache } from './stream-cache.js';
+import type { StreamCache, StreamHead } from './stream-cache.js';
 
-/** A stream's head as an append's expected-version check needs it. */
-export interface StreamHead {
-  readonly stream_version: number;
-  readonly stream_type: string;
-}
+export type { StreamHead };
 
 /**
- * The heads of the streams an append transaction checks: written earlier in this transaction, else known whole
- * to the stream cache at this transaction's `PRAGMA data_version` (no other connection committed since it was
- * learnt), else read from the file. The cache is exact (see StreamCache), so the expected-version check (the
+ * The heads of the streams an append transaction checks: written earlier in this transaction, else known to the
+ * stream cache at this transaction's `PRAGMA data_version` (a stream it holds whole, or one this store committed
+ * to or read the head of in a write transaction; no other connection committed since it was learnt), else read
+ * from the file (and then kept). The cache is exact (see StreamCache), so the expected-version check (the
  * fencing of claims) sees what a read would, without the read of the events index.
  */
 export class TransactionStreamHeads {
@@ -30,9 +27,12 @@ export class TransactionStreamHeads {
   }
 
   head(streamId: string): StreamHead | undefined {
-    return (
-      this.written.get(streamId) ?? this.streams.head(streamId, this.dataVersion) ?? this.stmts.streamHead.get(streamId)
-    );
+    const known = this.written.get(streamId) ?? this.streams.head(streamId, this.dataVersion);
+    if (known) return known;
+    const read = this.stmts.streamHead.get(streamId);
+    // Not written in this transaction (that would be in `written`): the committed head, exact at this data version.
+    if (read) this.streams.learnedHead(streamId, read, this.dataVersion);
+    return read;
   }
 
   /** An append of this transaction was written whole: the stream is now at `version`. */

@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { testEventRegistry } from '@demiurge/event-store/testing';
+import Database from 'better-sqlite3';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { openSqliteEventStore, type SqliteEventStore } from '../src/index.js';
 import { tempDir } from './temp-dir.js';
@@ -87,3 +88,49 @@ it("an append's expected version is checked against another connection's commit,
     await b.close();
   }
 });
+
+it("the head of a stream this store appended to is known without a read, also past the cached streams' length", async () => {
+  // NORMAL: 300 commits without an fsync each (what is checked is the statements, not durability).
+  const a = await openSqliteEventStore({ path, registry: testEventRegistry, synchronous: 'NORMAL' });
+  const b = await open();
+  const reads = countStreamHeadReads();
+  try {
+    // The first append to a stream the store knows nothing of reads its head.
+    await increment(a, 1, 'no_stream');
+    expect(reads.count).toBe(1);
+    // Longer than the streams the cache keeps whole (256 events), and never read by a.
+    for (let v = 1; v < 300; v++) await increment(a, 1, v);
+    await Promise.all([increment(a, 1, 300), increment(a, 1, 301)]);
+    expect(reads.count).toBe(1);
+    // Another connection's commit moves data_version: a reads the head from the file again, and is refused.
+    await increment(b, 1, 302);
+    await expect(increment(a, 1, 302)).rejects.toMatchObject({ name: 'StreamVersionConflictError' });
+    expect(reads.count).toBe(3);
+    await increment(a, 1, 303);
+    expect(reads.count).toBe(3);
+    expect(await b.streamVersion('c')).toBe(304);
+  } finally {
+    reads.restore();
+    await a.close();
+    await b.close();
+  }
+});
+
+/** Counts the runs of the stream-head statement (`… ORDER BY stream_version DESC LIMIT 1`) of every connection. */
+function countStreamHeadReads(): { count: number; restore(): void } {
+  const db = new Database(':memory:');
+  const proto = Object.getPrototypeOf(db.prepare('SELECT 1')) as { get: (...args: unknown[]) => unknown };
+  db.close();
+  const original = proto.get;
+  const counter = {
+    count: 0,
+    restore: () => {
+      proto.get = original;
+    },
+  };
+  proto.get = function (this: { source: string }, ...args: unknown[]) {
+    if (this.source.includes('ORDER BY stream_version DESC LIMIT 1')) counter.count++;
+    return original.apply(this, args);
+  };
+  return counter;
+}
