@@ -212,7 +212,18 @@ async function main(): Promise<void> {
       const s = zero();
       const b = zero();
       for (let i = 0; i < rounds; i++) {
+        const session = process.env.PROFILE ? new Session() : undefined;
+        if (session) {
+          session.connect();
+          await session.post('Profiler.enable');
+          await session.post('Profiler.start');
+        }
         await measure(s, postmaster, items, () => eight(items - 8));
+        if (session) {
+          const { profile } = await session.post('Profiler.stop');
+          writeFileSync(`/tmp/store8-${i}.cpuprofile`, JSON.stringify(profile));
+          session.disconnect();
+        }
         await measure(b, postmaster, items, () => bossSide(items - 8));
         console.log(`round ${i + 1}: ${line('store 8', s)}`);
         console.log(`round ${i + 1}: ${line('pg-boss 8', b)}`);
