@@ -65,6 +65,17 @@ export function createPool(options: PoolOptions, onIdleError: (err: Error) => vo
     ...(options.preparedStatements === false ? {} : { Client: PreparingClient }),
   });
   pool.on('error', onIdleError);
+  if (options.preparedStatements !== false) {
+    // A prepared statement keeps the generic plan PostgreSQL made on its sixth run, often while the tables were
+    // tiny: a sequential scan then, which stays a scan of the whole log or of every document on each append as
+    // the tables grow (until an ANALYZE replans it). The store's statements all find their rows by key or range,
+    // so its connections plan with sequential scans discouraged: an index path wins whenever there is one. The
+    // SET is queued before the connection's first query. (Unnamed statements, `preparedStatements: false`, are
+    // planned on each run with their values and need nothing.)
+    pool.on('connect', (client) => {
+      client.query('SET enable_seqscan = off').catch(() => {});
+    });
+  }
   return pool;
 }
 

@@ -79,9 +79,8 @@ export async function lockForAppend(
       listed: ListedRow[] | null;
     }>`SELECT h.position, h.hash, h.xmin::text AS locked, (SELECT xmin::text FROM log_head) AS seen,
       (SELECT min(position) FROM projector_checkpoints WHERE name = ANY(${[...projectors]}::text[])) AS lowest,
-      (SELECT json_agg(json_build_array(stream_id, stream_version, stream_type)) FROM (
-        SELECT DISTINCT ON (stream_id) stream_id, stream_version, stream_type FROM events
-        WHERE stream_id = ANY(${[...streamIds]}::text[]) ORDER BY stream_id, stream_version DESC) s) AS heads,
+      (SELECT json_agg(json_build_array(s.stream_id, s.stream_version, s.stream_type))
+        FROM ${streamHeads(streamIds)}) AS heads,
       ${listingsSubquery(listings)} AS listed
     FROM log_head h FOR UPDATE OF h`.compile(t.tx),
   );
@@ -105,9 +104,7 @@ export async function lockForAppend(
     stream_type: string;
   }>`SELECT c.lowest, s.stream_id, s.stream_version, s.stream_type
     FROM (SELECT min(position) AS lowest FROM projector_checkpoints WHERE name = ANY(${[...projectors]}::text[])) c
-    LEFT JOIN (SELECT DISTINCT ON (stream_id) stream_id, stream_version, stream_type FROM events
-               WHERE stream_id = ANY(${[...streamIds]}::text[])
-               ORDER BY stream_id, stream_version DESC) s ON true`.execute(t.tx);
+    LEFT JOIN (SELECT s.* FROM ${streamHeads(streamIds)}) s ON true`.execute(t.tx);
   const lowest = again[0]?.lowest ?? null;
   return {
     head,
@@ -120,6 +117,18 @@ export async function lockForAppend(
     ),
     listed: await readListings(t.tx, listings),
   };
+}
+
+/**
+ * The head (last version and type) of each named stream that exists, as a `FROM` item `s`: one descent of the
+ * `(stream_id, stream_version)` index per id. Written as a lateral `LIMIT 1` per id, not `stream_id = ANY(...)`
+ * with `DISTINCT ON`, because the statements are prepared: PostgreSQL's generic plan for an array of unknown size
+ * chose a sequential scan of `events` for the latter, a cost that grew with the log on every append.
+ */
+function streamHeads(streamIds: readonly string[]) {
+  return sql`unnest(${[...streamIds]}::text[]) AS u(sid)
+    CROSS JOIN LATERAL (SELECT stream_id, stream_version, stream_type FROM events
+      WHERE stream_id = u.sid COLLATE "C" ORDER BY stream_version DESC LIMIT 1) s`;
 }
 
 /** Brings projectors to the head in batches, each its own transaction under the log-head lock (touched). */

@@ -46,6 +46,8 @@ export type ListedRow = [number, string, string, string | null, number | null, s
 /**
  * The listings as one scalar subquery (a JSON array of {@link ListedRow}s, or null), to run in the statement that
  * takes the log-head lock. Its text never changes (the listings are parameter arrays), so it is prepared once.
+ * Each lookup is a lateral `LIMIT 1` on the full key with `COLLATE "C"` (the ids' collation): the prepared statement's
+ * generic plan otherwise looked the joined item up by (projector, collection) alone, filtering the whole collection.
  */
 export function listingsSubquery(listings: readonly LockedListing[]): RawBuilder<ListedRow[] | null> {
   const column = <T>(f: (l: LockedListing) => T) => listings.map(f);
@@ -59,9 +61,9 @@ export function listingsSubquery(listings: readonly LockedListing[]): RawBuilder
       WHERE p.projector = q.projector AND p.collection = q.collection AND p.id >= q.prefix
         AND starts_with(p.id, q.prefix) ORDER BY p.id LIMIT q.lim) d
     LEFT JOIN LATERAL (SELECT p.doc FROM projection_documents p WHERE p.projector = q.projector
-      AND p.collection = q.joined AND p.id = (d.doc::json ->> q.field)) j ON true
+      AND p.collection = q.joined AND p.id = (d.doc::json ->> q.field) COLLATE "C" LIMIT 1) j ON true
     LEFT JOIN LATERAL (SELECT e.stream_version, e.stream_type FROM events e
-      WHERE e.stream_id = (d.doc::json ->> q.field) ORDER BY e.stream_version DESC LIMIT 1) s ON true)`;
+      WHERE e.stream_id = (d.doc::json ->> q.field) COLLATE "C" ORDER BY e.stream_version DESC LIMIT 1) s ON true)`;
 }
 
 /** A listed entry, and the type of the stream it names (for the append's stream heads). */

@@ -48,7 +48,7 @@ export function storeWorkers(works: readonly DurableWorkRuntime[]): (n: number) 
 }
 
 /** The raw side's job table: the columns a claim and a success write, indexed for "oldest claimable". */
-async function createRawWorkTable(db: pg.Client, n: number): Promise<void> {
+export async function seedRawWork(db: pg.Client, n: number): Promise<void> {
   await db.query(`CREATE SCHEMA raw_work;
     CREATE TABLE raw_work.work_items (work_id text PRIMARY KEY, kind text NOT NULL, status text NOT NULL,
       claim_token text, owner text, lease_until timestamptz, attempts integer NOT NULL, next_attempt_at timestamptz NOT NULL);
@@ -69,7 +69,7 @@ const SUCCEED = `UPDATE raw_work.work_items SET status = 'succeeded', claim_toke
   WHERE work_id = $1 AND claim_token = $2`;
 
 /** Claim (BEGIN, the oldest claimable FOR UPDATE SKIP LOCKED, set token/lease/attempts, COMMIT), then succeed. */
-function rawClaimThenSucceed(db: pg.Client): Workload {
+export function rawClaimThenSucceed(db: pg.Client): Workload {
   let token = 0;
   return async (n) => {
     for (let i = 0; i < n; i++) {
@@ -102,7 +102,7 @@ export async function benchPgClaimSucceed(url: string, count: number): Promise<{
   try {
     const work = new DurableWorkRuntime({ store, clock: systemClock, ids, owner: 'bench' });
     await seedWork(work, ids, count + warmup);
-    await createRawWorkTable(raw, count + warmup);
+    await seedRawWork(raw, count + warmup);
     const one = storeWorkers([work]);
     const storeSide: Workload = async (n) => {
       if ((await one(n)) !== n) throw new Error('one store worker completed more items than asked');

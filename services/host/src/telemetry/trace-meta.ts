@@ -58,6 +58,28 @@ export class TraceMeta {
       refs[i] = refs[i]!.map((r) => r ?? known);
       if (known) this.remember(s.streamId, known);
     }
+    return this.withRefs(streams, refs, shared);
+  }
+
+  /**
+   * {@link annotate} without reading anything back: for appends decided under the store's write lock
+   * ({@link EventStore.appendDecided}), whose streams are known only inside the lock, where nothing may wait. A
+   * stream this process has not seen an event of (nor read back) gets no trace.
+   */
+  annotateKnown(streams: readonly AppendStream[], options?: AppendOptions): AppendStream[] {
+    const refs = streams.map((s) => s.events.map((e) => this.resolve(s, e, options)));
+    return this.withRefs(
+      streams,
+      refs,
+      refs.flat().find((r) => r !== undefined),
+    );
+  }
+
+  private withRefs(
+    streams: readonly AppendStream[],
+    refs: (TraceRef | undefined)[][],
+    shared: TraceRef | undefined,
+  ): AppendStream[] {
     return streams.map((s, i) => ({
       ...s,
       events: s.events.map((e, j) => {
@@ -111,8 +133,9 @@ export class TraceMeta {
 }
 
 /**
- * Makes `store` record trace contexts ({@link TraceMeta}) in the events appended through it: its `append` is
- * wrapped in place (every part of the host holds this one store object). Returns the tracker.
+ * Makes `store` record trace contexts ({@link TraceMeta}) in the events appended through it: its `append` (and
+ * `appendDecided`, where the store has it) is wrapped in place (every part of the host holds this one store
+ * object). Returns the tracker.
  */
 export function recordTraceMeta(store: EventStore): TraceMeta {
   const tracker = new TraceMeta(async (streamId) => (await store.readStream(streamId, { limit: 1 }))[0]?.meta);
@@ -120,6 +143,19 @@ export function recordTraceMeta(store: EventStore): TraceMeta {
   const traced: EventStore['append'] = async (streams, options) =>
     append(await tracker.annotate(Array.isArray(streams) ? streams : [streams as AppendStream], options), options);
   Object.defineProperty(store, 'append', { value: traced, configurable: true, writable: true });
+  if (store.appendDecided) {
+    // Claims on PostgreSQL are decided under the log-head lock: their streams get the traces known here.
+    const decided = store.appendDecided.bind(store);
+    const tracedDecided: NonNullable<EventStore['appendDecided']> = (request) =>
+      decided({
+        ...request,
+        decide: (listed, taken) => {
+          const out = request.decide(listed, taken);
+          return { ...out, streams: tracker.annotateKnown(out.streams, request.options) };
+        },
+      });
+    Object.defineProperty(store, 'appendDecided', { value: tracedDecided, configurable: true, writable: true });
+  }
   return tracker;
 }
 
