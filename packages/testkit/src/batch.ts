@@ -63,13 +63,23 @@ export interface SimulateReport {
 export async function simulateSeed(seed: number, options: SimulateOptions = {}): Promise<SimRunReport> {
   let first: ScenarioResult | undefined;
   let lastFailure: ScenarioResult | undefined;
+  // A scenario that could not run at all (its store cannot be opened) is no finding to shrink: it is thrown.
+  let broken: { error: unknown } | undefined;
   const property = fc.asyncProperty(scenarioArb(options.maxActions ?? 8), async (actions) => {
-    const result = await runScenario(seed, actions, options);
+    if (broken) return true;
+    let result: ScenarioResult;
+    try {
+      result = await runScenario(seed, actions, options);
+    } catch (error) {
+      broken = { error };
+      return true;
+    }
     first ??= result;
     if (result.failure) lastFailure = result;
     return result.failure === undefined;
   });
   await fc.check(property, { seed, numRuns: 1, endOnFailure: options.shrink === false });
+  if (broken) throw broken.error;
   if (!first) throw new Error(`seed ${seed}: fast-check ran no scenario`);
   const base = { seed, hash: first.hash, events: first.events, actions: first.actions.length };
   const shrunk = lastFailure;
