@@ -1,11 +1,12 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 
 /**
- * The store's statements one at a time, in call order, for a simulation's same-seed-same-log (the store's
- * `lockstep` option): each waits for the one before it, and after each the event loop turns once before the
- * next starts, so what its caller does next (and queues) is settled first. Answers then come back in call
- * order, never two in one read from the socket. Work started inside a step (an append's publication reading
- * a gap) runs at once, not behind itself.
+ * The store's work one step at a time, for a simulation's same-seed-same-log (the store's `lockstep` option):
+ * reads and append turns in the order they reach this queue (an append's turn after the store's earlier turns,
+ * taking every append waiting by then), each after the one before it has answered and the event loop has turned
+ * once, so what its caller did next (and queued) is settled first. The order answers come back in then depends on
+ * the calls alone, never on the server's timing or on two answers arriving in one read from the socket. Work
+ * started inside a step (an append's publication reading a gap) runs at once, not behind itself.
  */
 export class Lockstep {
   private tail: Promise<unknown> = Promise.resolve();

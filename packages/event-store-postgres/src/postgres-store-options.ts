@@ -29,8 +29,8 @@ export interface PostgresEventStoreOptions {
   /** Events per transaction when catching projectors up at open. Default 5000. */
   readonly catchUpBatchSize?: number;
   /**
-   * For a deterministic simulation only (default false): every statement of the store (reads, append turns)
-   * runs one at a time in call order, the event loop turning once after each, and the store listens for no
+   * For a deterministic simulation only (default false): the store's reads and append turns run one at a time,
+   * in the order they reach it, the event loop turning once after each, and the store listens for no
    * notifications (another host's commits are published before this store's next own commit). The same calls
    * then give the same log whatever the server's timing. Slower, and blind to other hosts until it appends.
    */
