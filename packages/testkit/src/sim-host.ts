@@ -2,6 +2,7 @@ import { copyFileSync, mkdirSync, mkdtempSync } from 'node:fs';
 import { join } from 'node:path';
 import type { IdGenerator } from '@demiurge/contracts';
 import { createFakeClock, createSeededIdGenerator, type FakeClock } from '@demiurge/contracts/testing';
+import { createScratchSchema } from '@demiurge/event-store-postgres';
 import {
   createRuntime,
   DemiurgeApp,
@@ -133,8 +134,6 @@ export async function prepareSimStore(
     return { url: undefined, dispose: async () => {} };
   }
   mkdirSync(join(home, 'runtime'), { recursive: true, mode: 0o700 });
-  // Loaded on use, as the host loads the driver: a simulation on SQLite never imports `pg`.
-  const { createScratchSchema } = await import('@demiurge/event-store-postgres');
   const schema = await createScratchSchema(store.url, 'demiurge_sim');
   return { url: schema.url, dispose: () => schema.drop() };
 }
