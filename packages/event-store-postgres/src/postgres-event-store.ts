@@ -42,6 +42,7 @@ import { decodeRow, EVENT_COLUMNS, type EventRow } from './event-rows.js';
 import { GroupCommit } from './group-commit.js';
 import { type ChainHead, type ChainReport, walkChain } from './hash-chain.js';
 import { catchUpProjectors, lockHead } from './head-lock.js';
+import { Lockstep } from './lockstep.js';
 import { LogPublisher } from './log-publisher.js';
 import { migrate } from './migrations.js';
 import { NotifyListener } from './notify-listener.js';
@@ -96,6 +97,8 @@ class PgStore implements PostgresEventStore {
   /** Database clocks made by this store: their re-sampling stops when it closes. */
   private readonly clocks: DatabaseClock[] = [];
   private closing: Promise<void> | undefined;
+  /** The `lockstep` option's queue (a simulation): every statement in call order, one at a time. */
+  private readonly lockstep: Lockstep | undefined;
 
   constructor(private readonly options: PostgresEventStoreOptions) {
     this.url = redactUrl(options.url);
@@ -118,6 +121,7 @@ class PgStore implements PostgresEventStore {
     this.documents = cached > 0 ? new DocumentCache(cached) : undefined;
     this.publisher = new LogPublisher((after, upTo, limit) => this.readRange(after + 1, limit, undefined, upTo));
     this.events$ = this.publisher.events$;
+    this.lockstep = options.lockstep ? new Lockstep() : undefined;
   }
 
   async initialize(): Promise<void> {
@@ -129,18 +133,22 @@ class PgStore implements PostgresEventStore {
       });
       await catchUpProjectors(this.db, this.runner, this.projectors, this.options.catchUpBatchSize ?? 5000);
     }
-    this.listener = new NotifyListener({
-      connect: () => createClient(this.options),
-      onHead: (head) => this.publisher.notified(head),
-      onReconnected: () => {
-        this.head().then(
-          (head) => this.publisher.notified(head),
-          (err: unknown) => this.publisher.fail(err),
-        );
-      },
-      onLost: (err) => this.publisher.fail(connectionError(err, this.options.url)),
-    });
-    await this.listener.start();
+    // A lockstep store (a simulation) is woken by nobody: another host's commits are published before its own next
+    // one (the gap is read first), never at the moment a notification happens to arrive.
+    if (!this.lockstep) {
+      this.listener = new NotifyListener({
+        connect: () => createClient(this.options),
+        onHead: (head) => this.publisher.notified(head),
+        onReconnected: () => {
+          this.head().then(
+            (head) => this.publisher.notified(head),
+            (err: unknown) => this.publisher.fail(err),
+          );
+        },
+        onLost: (err) => this.publisher.fail(connectionError(err, this.options.url)),
+      });
+      await this.listener.start();
+    }
     this.publisher.start(await this.head());
   }
 
@@ -240,6 +248,11 @@ class PgStore implements PostgresEventStore {
     return { position: Number(row.position), hash: row.hash.toString('hex') };
   }
 
+  pendingQueries(): number {
+    const queued = this.lockstep?.pending ?? 0;
+    return queued + this.pool.totalCount - this.pool.idleCount + this.pool.waitingCount;
+  }
+
   async databaseClock(options?: DatabaseClockOptions): Promise<DatabaseClock> {
     const clock = await createDatabaseClock(serverTimeOf(this.pool), options);
     this.clocks.push(clock);
@@ -335,7 +348,7 @@ class PgStore implements PostgresEventStore {
   private serially<T>(work: () => Promise<T>): Promise<T> {
     const next = this.queue.then(() => {
       if (this.closed) throw new StoreClosedError();
-      return work().catch((err: unknown) => {
+      return (this.lockstep ? this.lockstep.run(work) : work()).catch((err: unknown) => {
         throw connectionError(err, this.options.url);
       });
     });
@@ -346,7 +359,7 @@ class PgStore implements PostgresEventStore {
   private async read<T>(work: () => Promise<T>): Promise<T> {
     if (this.closed) throw new StoreClosedError();
     try {
-      return await work();
+      return await (this.lockstep ? this.lockstep.run(work) : work());
     } catch (err) {
       throw connectionError(err, this.options.url);
     }

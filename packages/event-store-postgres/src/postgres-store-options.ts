@@ -28,6 +28,13 @@ export interface PostgresEventStoreOptions {
   readonly cachedDocuments?: number;
   /** Events per transaction when catching projectors up at open. Default 5000. */
   readonly catchUpBatchSize?: number;
+  /**
+   * For a deterministic simulation only (default false): the store's reads and append turns run one at a time,
+   * in the order they reach it, the event loop turning once after each, and the store listens for no
+   * notifications (another host's commits are published before this store's next own commit). The same calls
+   * then give the same log whatever the server's timing. Slower, and blind to other hosts until it appends.
+   */
+  readonly lockstep?: boolean;
   /** Told about errors of idle pooled connections (the pool drops them and opens new ones). */
   readonly onConnectionError?: (error: Error) => void;
 }
@@ -50,4 +57,13 @@ export interface PostgresEventStore extends EventStore {
    * const work = new DurableWorkRuntime({ store, clock, ids, owner: 'host-1' });
    */
   databaseClock(options?: DatabaseClockOptions): Promise<DatabaseClock>;
+  /**
+   * The statements this store has in flight or waiting for a connection of its pool (appends, reads, the
+   * reads a notification starts); 0 when it waits for nothing from the server. Changes nothing: a simulation
+   * reads it to know the runtime settled (nothing in flight over several turns of the event loop).
+   *
+   * @example
+   * while (store.pendingQueries() > 0) await new Promise((resolve) => setImmediate(resolve));
+   */
+  pendingQueries(): number;
 }

@@ -59,6 +59,6 @@ export {
   simActionArb,
   type ToolFault,
 } from './scenario.js';
-export { SIM_EPOCH } from './sim-host.js';
+export { SIM_EPOCH, type SimStore } from './sim-host.js';
 export { planText, SIM_TOOL, type SimBug, SimWorld, type TurnPlan } from './sim-world.js';
 export { runScenario, type ScenarioResult, type SimulatorOptions } from './simulator.js';

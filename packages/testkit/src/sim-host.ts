@@ -2,7 +2,17 @@ import { copyFileSync, mkdirSync, mkdtempSync } from 'node:fs';
 import { join } from 'node:path';
 import type { IdGenerator } from '@demiurge/contracts';
 import { createFakeClock, createSeededIdGenerator, type FakeClock } from '@demiurge/contracts/testing';
-import { createRuntime, DemiurgeApp, hostProjectors, openHostStore, silentLogger, storePath } from '@demiurge/host';
+import { createScratchSchema } from '@demiurge/event-store-postgres';
+import {
+  createRuntime,
+  DemiurgeApp,
+  type HostStore,
+  hostProjectors,
+  isPostgresStore,
+  openHostStore,
+  silentLogger,
+  storePath,
+} from '@demiurge/host';
 import type { SimWorld } from './sim-world.js';
 
 /** The simulated time every scenario starts at. */
@@ -32,6 +42,8 @@ export async function startSimHost(options: {
   world: SimWorld;
   /** Whether a simulated host is still running (a crashed one is not; a cut-off one is). */
   isHostAlive: (owner: string) => boolean;
+  /** The scenario's PostgreSQL schema ({@link SimStoreHandle.url}); absent: the home's SQLite file. */
+  storeUrl?: string | undefined;
 }): Promise<DemiurgeApp> {
   const { world, ports } = options;
   const parts = await createRuntime({
@@ -42,7 +54,8 @@ export async function startSimHost(options: {
     logger: silentLogger,
     provider: world.provider(),
     taskHandlers: { 'terminal.exec': world.processHandler() },
-    env: {},
+    // The process's own DEMIURGE_STORE_URL is never read: the scenario's store is the one given here.
+    env: options.storeUrl ? { DEMIURGE_STORE_URL: options.storeUrl } : {},
     deterministicFlush: true,
     isHostAlive: options.isHostAlive,
     ...(options.core ? { overrides: { core: options.core } } : {}),
@@ -93,4 +106,39 @@ export async function seedStoreFile(base: string, home: string): Promise<void> {
   }
   mkdirSync(join(home, 'runtime'), { recursive: true, mode: 0o700 });
   copyFileSync(template, storePath(home));
+}
+
+/**
+ * Where scenarios keep their log: a fresh SQLite file in each scenario's home (default), or a PostgreSQL
+ * database given by `url` in which each scenario gets a fresh schema of its own (its user needs `CREATE` on the
+ * database), dropped after the run. Restarts and second hosts of a scenario open the same file or schema.
+ */
+export type SimStore = { readonly kind: 'sqlite' } | { readonly kind: 'postgres'; readonly url: string };
+
+/** A scenario's store, made before its first host starts. */
+export interface SimStoreHandle {
+  /** The scenario's PostgreSQL URL (its schema's), or undefined on SQLite (the home's file). */
+  readonly url: string | undefined;
+  /** Removes the scenario's schema (PostgreSQL; the home, and its SQLite file, go with the home). */
+  dispose(): Promise<void>;
+}
+
+/** Makes a scenario's store: the template SQLite file copied into its home, or a fresh PostgreSQL schema. */
+export async function prepareSimStore(
+  store: SimStore | undefined,
+  base: string,
+  home: string,
+): Promise<SimStoreHandle> {
+  if (store?.kind !== 'postgres') {
+    await seedStoreFile(base, home);
+    return { url: undefined, dispose: async () => {} };
+  }
+  mkdirSync(join(home, 'runtime'), { recursive: true, mode: 0o700 });
+  const schema = await createScratchSchema(store.url, 'demiurge_sim');
+  return { url: schema.url, dispose: () => schema.drop() };
+}
+
+/** Whether any of these stores has a statement in flight (PostgreSQL; a SQLite store never waits on a server). */
+export function storesBusy(stores: readonly HostStore[]): boolean {
+  return stores.some((store) => isPostgresStore(store) && store.pendingQueries() > 0);
 }

@@ -7,7 +7,15 @@ import { deliveryStatusPrefix, outboxReader } from '@demiurge/projector-outbox';
 import { taskBoardReader } from '@demiurge/projector-task-board';
 import { type CheckedStore, StepChecker } from './checks.js';
 import { describeAction, type SimAction } from './scenario.js';
-import { SIM_CONFIG, type SimPorts, seedStoreFile, simPorts, startSimHost } from './sim-host.js';
+import {
+  prepareSimStore,
+  SIM_CONFIG,
+  type SimPorts,
+  type SimStore,
+  simPorts,
+  startSimHost,
+  storesBusy,
+} from './sim-host.js';
 import { planText, type SimBug, SimWorld } from './sim-world.js';
 
 /** How scenarios run. */
@@ -29,6 +37,11 @@ export interface SimulatorOptions {
   readonly rebuild?: 'step' | 'end';
   /** Keep each scenario's home (to read its log with `demiurge events --home <home>`); its path is in the result. */
   readonly keep?: boolean;
+  /**
+   * The store scenarios run on: a fresh SQLite file each (default), or `{ kind: 'postgres', url }`, a fresh
+   * schema each in that database (dropped after the run unless `keep`). The checks are the same on both.
+   */
+  readonly store?: SimStore;
 }
 
 /** One scenario's outcome: the log's hash and size, and the first failed check (with the step that broke it). */
@@ -39,6 +52,8 @@ export interface ScenarioResult {
   readonly events: number;
   /** The scenario's home, when kept ({@link SimulatorOptions.keep}). */
   readonly home?: string;
+  /** On PostgreSQL, when kept: the URL of the scenario's schema (`DEMIURGE_STORE_URL=<it> demiurge events`). */
+  readonly storeUrl?: string;
   readonly failure?: { readonly step: number; readonly action: string; readonly problems: readonly string[] };
 }
 
@@ -61,10 +76,13 @@ export async function runScenario(
   mkdirSync(base, { recursive: true });
   const home = mkdtempSync(join(base, 'demiurge-sim-'));
   writeFileSync(join(home, 'config.yaml'), SIM_CONFIG);
-  await seedStoreFile(base, home);
+  const store = await prepareSimStore(options.store, base, home).catch((err: unknown) => {
+    rmSync(home, { recursive: true, force: true });
+    throw err;
+  });
   const world = new SimWorld(options.bug);
   const ports = simPorts(seed);
-  const sim = new Scenario(home, options.core, ports, world);
+  const sim = new Scenario(home, options.core, ports, world, store.url);
   const checker = new StepChecker();
   const rebuildEveryStep = (options.rebuild ?? 'step') === 'step';
   const result = (failure?: ScenarioResult['failure']): ScenarioResult => ({
@@ -73,6 +91,7 @@ export async function runScenario(
     hash: checker.digest(),
     events: checker.events,
     ...(options.keep ? { home } : {}),
+    ...(options.keep && store.url ? { storeUrl: store.url } : {}),
     ...(failure ? { failure } : {}),
   });
   try {
@@ -93,7 +112,10 @@ export async function runScenario(
     return result();
   } finally {
     await sim.close();
-    if (!options.keep) rmSync(home, { recursive: true, force: true });
+    if (!options.keep) {
+      rmSync(home, { recursive: true, force: true });
+      await store.dispose();
+    }
   }
 }
 
@@ -110,6 +132,7 @@ class Scenario {
     private readonly core: string | undefined,
     private readonly ports: SimPorts,
     private readonly world: SimWorld,
+    private readonly storeUrl: string | undefined,
   ) {}
 
   /** The host the simulator drives (the last started, not frozen). */
@@ -132,6 +155,7 @@ class Scenario {
       ports: this.ports,
       world: this.world,
       isHostAlive: (owner) => !this.dead.has(owner),
+      storeUrl: this.storeUrl,
     });
     this.hosts.push({ app, frozen: false });
     await this.settle();
@@ -139,13 +163,22 @@ class Scenario {
 
   /**
    * Lets the runtime run until nothing moves: the log's head stays the same over several turns of the event
-   * loop (every step in flight either ended or waits on a simulated call that hangs).
+   * loop (every step in flight either ended or waits on a simulated call that hangs), and on PostgreSQL no
+   * host's store has a statement in flight (its work waits on the server, not on the event loop).
    */
   async settle(): Promise<void> {
     let last = -1;
     let still = 0;
-    for (let i = 0; i < 100_000 && still < 4; i++) {
+    // Turns spent waiting on the server do not count; a store busy for a minute is as far as it goes.
+    const deadline = performance.now() + 60_000;
+    for (let i = 0; i < 100_000 && still < 4 && performance.now() < deadline; ) {
       await new Promise((resolve) => setImmediate(resolve));
+      // A query of the head while a store waits on the server would queue among the runtime's own statements.
+      if (storesBusy(this.hosts.map((h) => h.app.store))) {
+        still = 0;
+        continue;
+      }
+      i++;
       const head = await this.store.head();
       still = head === last ? still + 1 : 0;
       last = head;

@@ -53,7 +53,10 @@ export interface RuntimeOptions {
   readonly provider?: ModelProvider;
   /** Task handlers that replace the built-in ones of their kind (a simulation runs simulated processes for `terminal.exec`). */
   readonly taskHandlers?: Readonly<Record<string, TaskHandler>>;
-  /** SQLite: group commits independent of timing, so the same inputs always give the same log (a simulation). */
+  /**
+   * The same inputs always give the same log (a simulation): SQLite's group commits independent of timing, a
+   * PostgreSQL store in lockstep (its statements one at a time, no notifications).
+   */
   readonly deterministicFlush?: boolean;
   /** Whether the host that wrote an owner id may still run (default {@link isHostAlive}: its pid); a simulation knows. */
   readonly isHostAlive?: (owner: string) => boolean;

@@ -65,7 +65,10 @@ export interface OpenHostStoreOptions {
   readonly onFileChecked?: (report: StoreFileReport) => void;
   /** SQLite only: the crash-point sweep's commit hook (see `hostTestHooks`). */
   readonly onCommit?: CommitHook;
-  /** SQLite only: group commits never take the timing-dependent microtask shortcut (a simulation's same-seed-same-log). */
+  /**
+   * A simulation's same-seed-same-log: on SQLite, group commits never take the timing-dependent microtask
+   * shortcut; on PostgreSQL, the store runs in lockstep (its statements one at a time, in call order).
+   */
   readonly deterministicFlush?: boolean;
 }
 
@@ -84,7 +87,12 @@ export async function openHostStore(selection: StoreSelection, options: OpenHost
         'the crash-point commit hook (DEMIURGE_CRASH_AT_COMMIT, DEMIURGE_COMMIT_TRACE) needs a SQLite store',
       );
     }
-    return openPostgresEventStore({ url: selection.url, projectors: options.projectors, ...ports });
+    return openPostgresEventStore({
+      url: selection.url,
+      projectors: options.projectors,
+      ...ports,
+      ...(options.deterministicFlush ? { lockstep: true } : {}),
+    });
   }
   return openSqliteEventStore({
     path: selection.path,
