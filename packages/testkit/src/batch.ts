@@ -50,6 +50,11 @@ export interface SimulateReport {
   readonly failures: number;
   /** SHA-256 over every run's hash, in seed order: the same batch gives the same hash. */
   readonly hash: string;
+  /**
+   * How many events of each type the seeds' own scenarios logged, summed (what the batch exercised: operator
+   * pauses and resumes, expired approvals, unknown sends, ...).
+   */
+  readonly eventTypes: Readonly<Record<string, number>>;
   readonly durationMs: number;
   readonly runs: readonly SimRunReport[];
 }
@@ -59,6 +64,14 @@ export interface SimulateReport {
  * the actions (each shrink is a whole new scenario on a new store) to the shortest list that still fails.
  */
 export async function simulateSeed(seed: number, options: SimulateOptions = {}): Promise<SimRunReport> {
+  return (await runSeed(seed, options)).run;
+}
+
+/** One seed's run, with the event types of its own (unshrunk) scenario. */
+async function runSeed(
+  seed: number,
+  options: SimulateOptions,
+): Promise<{ run: SimRunReport; eventTypes: Readonly<Record<string, number>> }> {
   let first: ScenarioResult | undefined;
   let lastFailure: ScenarioResult | undefined;
   const property = fc.asyncProperty(scenarioArb(options.maxActions ?? 8), async (actions) => {
@@ -70,19 +83,17 @@ export async function simulateSeed(seed: number, options: SimulateOptions = {}):
   await fc.check(property, { seed, numRuns: 1, endOnFailure: options.shrink === false });
   if (!first) throw new Error(`seed ${seed}: fast-check ran no scenario`);
   const base = { seed, hash: first.hash, events: first.events, actions: first.actions.length };
+  const { eventTypes } = first;
   const shrunk = lastFailure;
-  if (!shrunk?.failure) return { ...base, ok: true };
-  return {
-    ...base,
-    ok: false,
-    failure: {
-      ...shrunk.failure,
-      // The scenario stops at its first failed check: what follows that step plays no part.
-      trace: shrunk.actions.slice(0, shrunk.failure.step + 1).map(describeAction),
-      actions: shrunk.actions.slice(0, shrunk.failure.step + 1),
-      shrunkFrom: first.actions.length,
-    },
+  if (!shrunk?.failure) return { run: { ...base, ok: true }, eventTypes };
+  const failure: SimFailure = {
+    ...shrunk.failure,
+    // The scenario stops at its first failed check: what follows that step plays no part.
+    trace: shrunk.actions.slice(0, shrunk.failure.step + 1).map(describeAction),
+    actions: shrunk.actions.slice(0, shrunk.failure.step + 1),
+    shrunkFrom: first.actions.length,
   };
+  return { run: { ...base, ok: false, failure }, eventTypes };
 }
 
 /**
@@ -98,8 +109,10 @@ export async function simulate(options: SimulateOptions = {}): Promise<SimulateR
   const started = performance.now();
   const runs: SimRunReport[] = [];
   const batch = createHash('sha256');
+  const eventTypes: Record<string, number> = {};
   for (let seed = from; seed < from + count; seed++) {
-    const run = await simulateSeed(seed, options);
+    const { run, eventTypes: types } = await runSeed(seed, options);
+    for (const [type, n] of Object.entries(types)) eventTypes[type] = (eventTypes[type] ?? 0) + n;
     runs.push(run);
     batch.update(`${run.hash}\n`);
     options.onRun?.(run);
@@ -112,6 +125,7 @@ export async function simulate(options: SimulateOptions = {}): Promise<SimulateR
     maxActions: options.maxActions ?? 8,
     failures,
     hash: batch.digest('hex'),
+    eventTypes,
     durationMs: Math.round(performance.now() - started),
     runs,
   };

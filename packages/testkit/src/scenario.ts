@@ -21,6 +21,10 @@ export type SimAction =
   | { readonly kind: 'dispatch'; readonly sink: SinkFault }
   | { readonly kind: 'advance'; readonly ms: number }
   | { readonly kind: 'cancel'; readonly pick: number }
+  /** The operator pauses a live run (`demiurge runs pause`): it stops at its next step boundary. */
+  | { readonly kind: 'pause'; readonly pick: number }
+  /** The operator resumes a paused run, else a waiting or blocked one (`demiurge runs resume`). */
+  | { readonly kind: 'resume'; readonly pick: number }
   | { readonly kind: 'cancelTask'; readonly pick: number }
   | { readonly kind: 'deleteTask'; readonly pick: number; readonly archive: boolean }
   | { readonly kind: 'schedule' }
@@ -72,6 +76,8 @@ export const simActionArb: fc.Arbitrary<SimAction> = fc.oneof(
     }),
   },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('cancel' as const), pick: fc.nat(7) }) },
+  { weight: 3, arbitrary: fc.record({ kind: fc.constant('pause' as const), pick: fc.nat(7) }) },
+  { weight: 3, arbitrary: fc.record({ kind: fc.constant('resume' as const), pick: fc.nat(7) }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('cancelTask' as const), pick: fc.nat(7) }) },
   {
     weight: 1,
@@ -79,7 +85,7 @@ export const simActionArb: fc.Arbitrary<SimAction> = fc.oneof(
   },
   { weight: 1, arbitrary: fc.constant({ kind: 'resolve' as const }) },
   {
-    weight: 1,
+    weight: 2,
     arbitrary: fc.record({ kind: fc.constant('approve' as const), pick: fc.nat(3), grant: fc.boolean() }),
   },
   { weight: 1, arbitrary: fc.constant({ kind: 'schedule' as const }) },
@@ -131,6 +137,10 @@ export function describeAction(a: SimAction): string {
       return `advance the clock ${a.ms} ms`;
     case 'cancel':
       return `cancel live run #${a.pick}`;
+    case 'pause':
+      return `pause live run #${a.pick}`;
+    case 'resume':
+      return `resume paused run #${a.pick} (else a waiting or blocked one)`;
     case 'cancelTask':
       return `cancel detached task #${a.pick}`;
     case 'deleteTask':
