@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import fc from 'fast-check';
+import { RESUMED_FROM_PAUSE } from './checks.js';
 import { describeAction, type SimAction, scenarioArb } from './scenario.js';
 import { runScenario, type ScenarioResult, type SimulatorOptions } from './simulator.js';
 
@@ -52,7 +53,8 @@ export interface SimulateReport {
   readonly hash: string;
   /**
    * How many events of each type the seeds' own scenarios logged, summed (what the batch exercised: operator
-   * pauses and resumes, expired approvals, unknown sends, ...).
+   * pauses and resumes, expired approvals, unknown sends, ...); `RESUMED_FROM_PAUSE` counts the `run.resumed`
+   * that ended a pause.
    */
   readonly eventTypes: Readonly<Record<string, number>>;
   readonly durationMs: number;
@@ -131,6 +133,17 @@ export async function simulate(options: SimulateOptions = {}): Promise<SimulateR
   };
 }
 
+/** The event types the text report counts: the operator's and the faults' marks on the log. */
+const EXERCISED = [
+  'run.paused',
+  RESUMED_FROM_PAUSE,
+  'approval.expired',
+  'run.cancelled',
+  'tool_call.unknown',
+  'delivery.unknown',
+  'run.owner_claimed',
+];
+
 /** The report for a person: one block per failure (seed, step, problems, shrunk trace), then the summary. */
 export function renderSimulateReport(report: SimulateReport, core: string): string[] {
   const lines: string[] = [];
@@ -150,6 +163,7 @@ export function renderSimulateReport(report: SimulateReport, core: string): stri
   lines.push(
     `simulate: ${report.scenarios} scenario(s), seeds ${report.from}..${last}, on ${core}: ${verdict} (${report.durationMs} ms)`,
   );
-  lines.push(`batch hash ${report.hash}`);
+  const count = (type: string) => report.eventTypes[type] ?? 0;
+  lines.push(`exercised: ${EXERCISED.map((type) => `${count(type)} ${type}`).join(', ')}`, `batch hash ${report.hash}`);
   return lines;
 }
