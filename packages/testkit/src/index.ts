@@ -60,6 +60,7 @@ export {
 export {
   actionsOfSeed,
   describeAction,
+  type ProcessFault,
   type ProviderFault,
   type SimAction,
   type SinkFault,
@@ -69,5 +70,5 @@ export {
 } from './scenario.js';
 export { VirtualTimers } from './sim-clock.js';
 export { SIM_EPOCH } from './sim-host.js';
-export { planText, SIM_TOOL, type SimBug, SimWorld, type TurnPlan } from './sim-world.js';
+export { planText, SIM_TOOL, type SimBug, SimWorld, SLOW_TIMEOUT_S, type TurnPlan } from './sim-world.js';
 export { runScenario, type ScenarioResult, type SimulatorOptions } from './simulator.js';

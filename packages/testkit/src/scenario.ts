@@ -4,6 +4,11 @@ import fc from 'fast-check';
 export type ToolFault = 'ok' | 'fail' | 'hang';
 /** A provider fault at model round `atStep` of the turn: an error, or a call that never answers (until cancelled). */
 export type ProviderFault = { readonly kind: 'error' | 'hang'; readonly atStep: number } | null;
+/**
+ * How a simulated process ends: exits 0, exits 1, is killed by a signal (`crash`), hangs until cancelled or
+ * its host dies (`hang`), or hangs until its own 600 s timeout (`slow`: it fires on the virtual clock).
+ */
+export type ProcessFault = 'ok' | 'fail' | 'crash' | 'hang' | 'slow';
 /** How the simulated webhook sink answers a send: delivered, refused (retryable), timed out, or delivered but then reset. */
 export type SinkFault = 'ok' | 'fail' | 'timeout' | 'ambiguous';
 
@@ -17,7 +22,7 @@ export type SimAction =
       readonly plan?: boolean;
     }
   | { readonly kind: 'approve'; readonly pick: number; readonly grant: boolean }
-  | { readonly kind: 'task'; readonly outcome: 'ok' | 'fail' | 'hang' }
+  | { readonly kind: 'task'; readonly outcome: ProcessFault }
   | { readonly kind: 'dispatch'; readonly sink: SinkFault }
   | { readonly kind: 'advance'; readonly ms: number }
   | { readonly kind: 'cancel'; readonly pick: number }
@@ -57,7 +62,7 @@ export const simActionArb: fc.Arbitrary<SimAction> = fc.oneof(
     weight: 1,
     arbitrary: fc.record({
       kind: fc.constant('task' as const),
-      outcome: fc.constantFrom('ok' as const, 'fail' as const, 'hang' as const),
+      outcome: fc.constantFrom<ProcessFault>('ok', 'fail', 'crash', 'hang', 'slow'),
     }),
   },
   {

@@ -8,7 +8,7 @@ import { taskBoardReader } from '@demiurge/projector-task-board';
 import { type CheckedStore, StepChecker } from './checks.js';
 import { describeAction, type SimAction } from './scenario.js';
 import { SIM_CONFIG, type SimPorts, seedStoreFile, simPorts, startSimHost } from './sim-host.js';
-import { planText, type SimBug, SimWorld } from './sim-world.js';
+import { planText, type SimBug, SimWorld, SLOW_TIMEOUT_S } from './sim-world.js';
 
 /** How scenarios run. */
 export interface SimulatorOptions {
@@ -66,8 +66,8 @@ export async function runScenario(
   const home = mkdtempSync(join(base, 'demiurge-sim-'));
   writeFileSync(join(home, 'config.yaml'), SIM_CONFIG);
   await seedStoreFile(base, home);
-  const world = new SimWorld(options.bug);
   const ports = simPorts(seed);
+  const world = new SimWorld(options.bug, ports.timers);
   const sim = new Scenario(home, options.core, ports, world);
   const checker = new StepChecker();
   const rebuildEveryStep = (options.rebuild ?? 'step') === 'step';
@@ -211,7 +211,7 @@ class Scenario {
             sessionId,
             kind: 'terminal.exec',
             title: `sim process ${a.outcome}`,
-            input: { command: a.outcome },
+            input: { command: a.outcome, ...(a.outcome === 'slow' ? { timeoutSeconds: SLOW_TIMEOUT_S } : {}) },
           }),
         );
         await app.worker.runSubmitted();
