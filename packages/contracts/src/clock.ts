@@ -6,3 +6,27 @@ export interface Clock {
 
 /** The wall clock. */
 export const systemClock: Clock = { now: () => Date.now() };
+
+/**
+ * The port timeouts come from, in the time of a {@link Clock}: the wall clock's timers in a host, a simulation's
+ * virtual time in tests (`@demiurge/testkit`: a timer fires when the virtual clock is advanced past it).
+ * @example
+ * const cancel = systemTimers.after(15 * 60_000, () => expire());
+ * cancel(); // answered in time
+ */
+export interface Timers {
+  /**
+   * Calls `callback` once, `ms` from now (0 or less: as soon as possible); returns the function that cancels
+   * it. `unref`: the timer does not keep a Node process alive on its own.
+   */
+  after(ms: number, callback: () => void, options?: { readonly unref?: boolean }): () => void;
+}
+
+/** The wall clock's timers (Node's `setTimeout`). */
+export const systemTimers: Timers = {
+  after(ms, callback, options) {
+    const timer = setTimeout(callback, Math.max(0, ms));
+    if (options?.unref) timer.unref?.();
+    return () => clearTimeout(timer);
+  },
+};

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { describeStore } from '@demiurge/host';
 import fc from 'fast-check';
+import { RESUMED_FROM_PAUSE } from './checks.js';
 import { describeAction, type SimAction, scenarioArb } from './scenario.js';
 import type { SimStore } from './sim-host.js';
 import { runScenario, type ScenarioResult, type SimulatorOptions } from './simulator.js';
@@ -52,6 +53,12 @@ export interface SimulateReport {
   readonly failures: number;
   /** SHA-256 over every run's hash, in seed order: the same batch gives the same hash. */
   readonly hash: string;
+  /**
+   * How many events of each type the seeds' own scenarios logged, summed (what the batch exercised: operator
+   * pauses and resumes, expired approvals, unknown sends, ...); `RESUMED_FROM_PAUSE` counts the `run.resumed`
+   * that ended a pause.
+   */
+  readonly eventTypes: Readonly<Record<string, number>>;
   readonly durationMs: number;
   readonly runs: readonly SimRunReport[];
 }
@@ -61,6 +68,14 @@ export interface SimulateReport {
  * the actions (each shrink is a whole new scenario on a new store) to the shortest list that still fails.
  */
 export async function simulateSeed(seed: number, options: SimulateOptions = {}): Promise<SimRunReport> {
+  return (await runSeed(seed, options)).run;
+}
+
+/** One seed's run, with the event types of its own (unshrunk) scenario. */
+async function runSeed(
+  seed: number,
+  options: SimulateOptions,
+): Promise<{ run: SimRunReport; eventTypes: Readonly<Record<string, number>> }> {
   let first: ScenarioResult | undefined;
   let lastFailure: ScenarioResult | undefined;
   // A scenario that could not run at all (its store cannot be opened) is no finding to shrink: it is thrown.
@@ -82,19 +97,17 @@ export async function simulateSeed(seed: number, options: SimulateOptions = {}):
   if (broken) throw broken.error;
   if (!first) throw new Error(`seed ${seed}: fast-check ran no scenario`);
   const base = { seed, hash: first.hash, events: first.events, actions: first.actions.length };
+  const { eventTypes } = first;
   const shrunk = lastFailure;
-  if (!shrunk?.failure) return { ...base, ok: true };
-  return {
-    ...base,
-    ok: false,
-    failure: {
-      ...shrunk.failure,
-      // The scenario stops at its first failed check: what follows that step plays no part.
-      trace: shrunk.actions.slice(0, shrunk.failure.step + 1).map(describeAction),
-      actions: shrunk.actions.slice(0, shrunk.failure.step + 1),
-      shrunkFrom: first.actions.length,
-    },
+  if (!shrunk?.failure) return { run: { ...base, ok: true }, eventTypes };
+  const failure: SimFailure = {
+    ...shrunk.failure,
+    // The scenario stops at its first failed check: what follows that step plays no part.
+    trace: shrunk.actions.slice(0, shrunk.failure.step + 1).map(describeAction),
+    actions: shrunk.actions.slice(0, shrunk.failure.step + 1),
+    shrunkFrom: first.actions.length,
   };
+  return { run: { ...base, ok: false, failure }, eventTypes };
 }
 
 /**
@@ -110,8 +123,10 @@ export async function simulate(options: SimulateOptions = {}): Promise<SimulateR
   const started = performance.now();
   const runs: SimRunReport[] = [];
   const batch = createHash('sha256');
+  const eventTypes: Record<string, number> = {};
   for (let seed = from; seed < from + count; seed++) {
-    const run = await simulateSeed(seed, options);
+    const { run, eventTypes: types } = await runSeed(seed, options);
+    for (const [type, n] of Object.entries(types)) eventTypes[type] = (eventTypes[type] ?? 0) + n;
     runs.push(run);
     batch.update(`${run.hash}\n`);
     options.onRun?.(run);
@@ -124,10 +139,22 @@ export async function simulate(options: SimulateOptions = {}): Promise<SimulateR
     maxActions: options.maxActions ?? 8,
     failures,
     hash: batch.digest('hex'),
+    eventTypes,
     durationMs: Math.round(performance.now() - started),
     runs,
   };
 }
+
+/** The event types the text report counts: the operator's and the faults' marks on the log. */
+const EXERCISED = [
+  'run.paused',
+  RESUMED_FROM_PAUSE,
+  'approval.expired',
+  'run.cancelled',
+  'tool_call.unknown',
+  'delivery.unknown',
+  'run.owner_claimed',
+];
 
 /**
  * The report for a person: one block per failure (seed, step, problems, shrunk trace), then the summary. With
@@ -156,6 +183,7 @@ export function renderSimulateReport(
   lines.push(
     `simulate: ${report.scenarios} scenario(s), seeds ${report.from}..${last}, on ${core}${pg ? ` and PostgreSQL ${pg}` : ''}: ${verdict} (${report.durationMs} ms)`,
   );
-  lines.push(`batch hash ${report.hash}`);
+  const count = (type: string) => report.eventTypes[type] ?? 0;
+  lines.push(`exercised: ${EXERCISED.map((type) => `${count(type)} ${type}`).join(', ')}`, `batch hash ${report.hash}`);
   return lines;
 }

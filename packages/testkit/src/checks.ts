@@ -4,11 +4,15 @@ import { createLogVerifier } from '@demiurge/lifecycle';
 import { deliveryStatusPrefix, outboxReader } from '@demiurge/projector-outbox';
 import { runsReader } from '@demiurge/projector-runs';
 import { checkInvariants, Invariant } from './invariants.js';
+import { PausedRunsCheck } from './pause-check.js';
 import { describeDifference, diffProjection } from './projection-diff.js';
 import type { SimWorld } from './sim-world.js';
 
 /** A store the checks can rebuild (the SQLite and PostgreSQL stores both can). */
 export type CheckedStore = EventStore & { rebuild(): Promise<unknown>; readonly projectorNames: readonly string[] };
+
+/** The count, among the event types of a scenario or batch, of the `run.resumed` that ended a `run.paused`. */
+export const RESUMED_FROM_PAUSE = 'run.resumed (of a paused run)';
 
 /** What the simulator knows was acknowledged to someone: the runs whose admission a caller was told of. */
 export interface Acknowledged {
@@ -17,13 +21,23 @@ export interface Acknowledged {
 
 /**
  * The checks after every step, each problem one line: every stream through its lifecycle machine (with claim
- * fencing), the seed invariants on the live read models, every projection equal to a rebuild from the log, no
+ * fencing), a paused run starting no step until it is resumed ({@link PausedRunsCheck}), the seed invariants on the live read models, every projection equal to a rebuild from the log, no
  * effect performed twice (deliveries, tool effects, process starts), nothing acknowledged lost (a `sent`
  * delivery the sink never got, an admitted run missing from the log). The log is read once: each check
  * reads the events appended since the last one, and keeps the log's running hash.
  */
 export class StepChecker {
   private readonly verifier = createLogVerifier({ fencing: true });
+  private readonly pauses = new PausedRunsCheck();
+  private readonly types = new Map<string, number>();
+
+  /**
+   * How many events of each type were checked so far (what a scenario exercised), and under
+   * {@link RESUMED_FROM_PAUSE} how many of the `run.resumed` ended a pause.
+   */
+  get eventTypes(): ReadonlyMap<string, number> {
+    return new Map([...this.types, [RESUMED_FROM_PAUSE, this.pauses.resumed]]);
+  }
   private readonly hash = createHash('sha256');
   private position = 0;
 
@@ -42,9 +56,11 @@ export class StepChecker {
     const problems: string[] = [];
     for await (const e of store.iterate({ from: this.position + 1 })) {
       this.position = e.position;
+      this.types.set(e.type, (this.types.get(e.type) ?? 0) + 1);
       this.hash.update(JSON.stringify(e));
       this.hash.update('\n');
       for (const v of this.verifier.check(e)) problems.push(`log: ${v.kind}: ${v.message}`);
+      problems.push(...this.pauses.next(e));
     }
     return problems;
   }

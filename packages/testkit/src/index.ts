@@ -39,8 +39,16 @@ export {
   simulate,
   simulateSeed,
 } from './batch.js';
-export { type Acknowledged, type CheckedStore, logHash, rebuildDifferences, StepChecker } from './checks.js';
+export {
+  type Acknowledged,
+  type CheckedStore,
+  logHash,
+  RESUMED_FROM_PAUSE,
+  rebuildDifferences,
+  StepChecker,
+} from './checks.js';
 export { checkInvariants, Invariant, type InvariantFinding } from './invariants.js';
+export { PausedRunsCheck } from './pause-check.js';
 export {
   describeDifference,
   diffProjection,
@@ -52,6 +60,7 @@ export {
 export {
   actionsOfSeed,
   describeAction,
+  type ProcessFault,
   type ProviderFault,
   type SimAction,
   type SinkFault,
@@ -59,6 +68,7 @@ export {
   simActionArb,
   type ToolFault,
 } from './scenario.js';
+export { VirtualTimers } from './sim-clock.js';
 export { SIM_EPOCH, type SimStore } from './sim-host.js';
-export { planText, SIM_TOOL, type SimBug, SimWorld, type TurnPlan } from './sim-world.js';
+export { planText, SIM_TOOL, type SimBug, SimWorld, SLOW_TIMEOUT_S, type TurnPlan } from './sim-world.js';
 export { runScenario, type ScenarioResult, type SimulatorOptions } from './simulator.js';

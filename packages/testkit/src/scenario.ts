@@ -4,6 +4,11 @@ import fc from 'fast-check';
 export type ToolFault = 'ok' | 'fail' | 'hang';
 /** A provider fault at model round `atStep` of the turn: an error, or a call that never answers (until cancelled). */
 export type ProviderFault = { readonly kind: 'error' | 'hang'; readonly atStep: number } | null;
+/**
+ * How a simulated process ends: exits 0, exits 1, is killed by a signal (`crash`), hangs until cancelled or
+ * its host dies (`hang`), or hangs until its own 600 s timeout (`slow`: it fires on the virtual clock).
+ */
+export type ProcessFault = 'ok' | 'fail' | 'crash' | 'hang' | 'slow';
 /** How the simulated webhook sink answers a send: delivered, refused (retryable), timed out, or delivered but then reset. */
 export type SinkFault = 'ok' | 'fail' | 'timeout' | 'ambiguous';
 
@@ -17,10 +22,14 @@ export type SimAction =
       readonly plan?: boolean;
     }
   | { readonly kind: 'approve'; readonly pick: number; readonly grant: boolean }
-  | { readonly kind: 'task'; readonly outcome: 'ok' | 'fail' | 'hang' }
+  | { readonly kind: 'task'; readonly outcome: ProcessFault }
   | { readonly kind: 'dispatch'; readonly sink: SinkFault }
   | { readonly kind: 'advance'; readonly ms: number }
   | { readonly kind: 'cancel'; readonly pick: number }
+  /** The operator pauses a live run (`demiurge runs pause`): it stops at its next step boundary. */
+  | { readonly kind: 'pause'; readonly pick: number }
+  /** The operator resumes a paused run, else a waiting or blocked one (`demiurge runs resume`). */
+  | { readonly kind: 'resume'; readonly pick: number }
   | { readonly kind: 'cancelTask'; readonly pick: number }
   | { readonly kind: 'deleteTask'; readonly pick: number; readonly archive: boolean }
   | { readonly kind: 'schedule' }
@@ -53,7 +62,7 @@ export const simActionArb: fc.Arbitrary<SimAction> = fc.oneof(
     weight: 1,
     arbitrary: fc.record({
       kind: fc.constant('task' as const),
-      outcome: fc.constantFrom('ok' as const, 'fail' as const, 'hang' as const),
+      outcome: fc.constantFrom<ProcessFault>('ok', 'fail', 'crash', 'hang', 'slow'),
     }),
   },
   {
@@ -72,6 +81,8 @@ export const simActionArb: fc.Arbitrary<SimAction> = fc.oneof(
     }),
   },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('cancel' as const), pick: fc.nat(7) }) },
+  { weight: 3, arbitrary: fc.record({ kind: fc.constant('pause' as const), pick: fc.nat(7) }) },
+  { weight: 3, arbitrary: fc.record({ kind: fc.constant('resume' as const), pick: fc.nat(7) }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('cancelTask' as const), pick: fc.nat(7) }) },
   {
     weight: 1,
@@ -79,7 +90,7 @@ export const simActionArb: fc.Arbitrary<SimAction> = fc.oneof(
   },
   { weight: 1, arbitrary: fc.constant({ kind: 'resolve' as const }) },
   {
-    weight: 1,
+    weight: 2,
     arbitrary: fc.record({ kind: fc.constant('approve' as const), pick: fc.nat(3), grant: fc.boolean() }),
   },
   { weight: 1, arbitrary: fc.constant({ kind: 'schedule' as const }) },
@@ -131,6 +142,10 @@ export function describeAction(a: SimAction): string {
       return `advance the clock ${a.ms} ms`;
     case 'cancel':
       return `cancel live run #${a.pick}`;
+    case 'pause':
+      return `pause live run #${a.pick}`;
+    case 'resume':
+      return `resume paused run #${a.pick} (else a waiting or blocked one)`;
     case 'cancelTask':
       return `cancel detached task #${a.pick}`;
     case 'deleteTask':

@@ -13,20 +13,25 @@ import {
   silentLogger,
   storePath,
 } from '@demiurge/host';
+import { VirtualTimers } from './sim-clock.js';
 import type { SimWorld } from './sim-world.js';
 
 /** The simulated time every scenario starts at. */
 export const SIM_EPOCH = Date.parse('2026-01-01T00:00:00.000Z');
 
-/** The ports every host of one scenario shares: the virtual clock and the seeded ids (they outlive a crash). */
+/**
+ * The ports every host of one scenario shares: the virtual clock, its timers (an approval's expiry, a paused
+ * run's poll) and the seeded ids (they outlive a crash).
+ */
 export interface SimPorts {
   readonly clock: FakeClock;
+  readonly timers: VirtualTimers;
   readonly ids: IdGenerator;
 }
 
 export function simPorts(seed: number): SimPorts {
   const clock = createFakeClock(SIM_EPOCH);
-  return { clock, ids: createSeededIdGenerator(clock, seed) };
+  return { clock, timers: new VirtualTimers(clock), ids: createSeededIdGenerator(clock, seed) };
 }
 
 /**
@@ -49,6 +54,7 @@ export async function startSimHost(options: {
   const parts = await createRuntime({
     home: options.home,
     clock: ports.clock,
+    timers: ports.timers,
     ids: ports.ids,
     owner: options.owner,
     logger: silentLogger,

@@ -4,6 +4,10 @@ import { defineTool, type ToolDefinition } from '@demiurge/turn-engine';
 import type { RunningTask, TaskHandler, TaskOutcome } from '@demiurge/workers';
 import { z } from 'zod';
 import type { ProviderFault, SinkFault, ToolFault } from './scenario.js';
+import type { VirtualTimers } from './sim-clock.js';
+
+/** The timeout of a `slow` simulated process (`timeoutSeconds` of its task), in virtual seconds. */
+export const SLOW_TIMEOUT_S = 600;
 
 /** The plan of one simulated turn, carried in its input text so a resumed turn (in a new host) finds it again. */
 export interface TurnPlan {
@@ -54,7 +58,13 @@ export class SimWorld {
   /** Sends acknowledged but not yet handed to the sink (only with the `ackBeforeSend` bug). */
   readonly deferred: OutboundDelivery[] = [];
 
-  constructor(private readonly bug: SimBug | undefined) {}
+  /** The timers of processes still running, so a crash lets them go with the host. */
+  private readonly processTimers = new Set<() => void>();
+
+  constructor(
+    private readonly bug: SimBug | undefined,
+    private readonly timers?: VirtualTimers,
+  ) {}
 
   /** Played once: true the first time this key is seen. */
   once(key: string): boolean {
@@ -78,6 +88,8 @@ export class SimWorld {
   /** Lets every hanging call go (the host that made them crashed). */
   releaseHangs(): void {
     for (const release of [...this.hanging]) release();
+    for (const cancel of this.processTimers) cancel();
+    this.processTimers.clear();
   }
 
   private count(map: Map<string, number>, key: string): void {
@@ -159,7 +171,11 @@ export class SimWorld {
     });
   }
 
-  /** Simulated processes for `terminal.exec`: the command says how it ends (`ok`, `fail`, `hang`). */
+  /**
+   * Simulated processes for `terminal.exec`: the command says how it ends (`ok`, `fail`, `crash`: killed by a
+   * signal, `hang`, `slow`: hangs until its `timeoutSeconds` run out on the virtual clock, then it is stopped
+   * and fails `timed_out`, as the real handler does).
+   */
   processHandler(): TaskHandler {
     return {
       prepare: () => ({}),
@@ -173,6 +189,24 @@ export class SimWorld {
         if (command === 'ok') stop({ status: 'completed', exitCode: 0, summary: 'simulated process exited 0' });
         if (command === 'fail') {
           stop({ status: 'failed', exitCode: 1, error: { code: 'exit_code', message: 'simulated process exited 1' } });
+        }
+        if (command === 'crash') {
+          stop({
+            status: 'failed',
+            error: { code: 'killed_by_signal', message: 'the simulated process ended by SIGKILL' },
+          });
+        }
+        const timeoutSeconds = (ctx.task.input as { timeoutSeconds?: number } | undefined)?.timeoutSeconds;
+        if (command === 'slow' && timeoutSeconds !== undefined && this.timers) {
+          const cancel = this.timers.after(timeoutSeconds * 1000, () => {
+            this.processTimers.delete(cancel);
+            stop({ status: 'failed', error: { code: 'timed_out', message: `ran longer than ${timeoutSeconds} s` } });
+          });
+          this.processTimers.add(cancel);
+          void finished.then(() => {
+            cancel();
+            this.processTimers.delete(cancel);
+          });
         }
         const running: RunningTask = {
           finished,

@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DemiurgeError } from '@demiurge/contracts';
-import type { DemiurgeApp } from '@demiurge/host';
+import { type DemiurgeApp, watchRunCommands } from '@demiurge/host';
 import { deliveryStatusPrefix, outboxReader } from '@demiurge/projector-outbox';
 import { taskBoardReader } from '@demiurge/projector-task-board';
 import { type CheckedStore, StepChecker } from './checks.js';
@@ -16,7 +16,7 @@ import {
   startSimHost,
   storesBusy,
 } from './sim-host.js';
-import { planText, type SimBug, SimWorld } from './sim-world.js';
+import { planText, type SimBug, SimWorld, SLOW_TIMEOUT_S } from './sim-world.js';
 
 /** How scenarios run. */
 export interface SimulatorOptions {
@@ -50,6 +50,8 @@ export interface ScenarioResult {
   readonly actions: readonly SimAction[];
   readonly hash: string;
   readonly events: number;
+  /** How many events of each type its log has (what it exercised: `run.paused`, `approval.expired`, ...). */
+  readonly eventTypes: Readonly<Record<string, number>>;
   /** The scenario's home, when kept ({@link SimulatorOptions.keep}). */
   readonly home?: string;
   /** On PostgreSQL, when kept: the URL of the scenario's schema (`DEMIURGE_STORE_URL=<it> demiurge events`). */
@@ -61,6 +63,8 @@ export interface ScenarioResult {
 interface HostSlot {
   app: DemiurgeApp;
   frozen: boolean;
+  /** The host's run-command watcher (as a serving host's): continues a run resumed while no engine drives it. */
+  commands: { close(): Promise<void> };
 }
 
 /**
@@ -80,8 +84,8 @@ export async function runScenario(
     rmSync(home, { recursive: true, force: true });
     throw err;
   });
-  const world = new SimWorld(options.bug);
   const ports = simPorts(seed);
+  const world = new SimWorld(options.bug, ports.timers);
   const sim = new Scenario(home, options.core, ports, world, store.url);
   const checker = new StepChecker();
   const rebuildEveryStep = (options.rebuild ?? 'step') === 'step';
@@ -90,6 +94,7 @@ export async function runScenario(
     actions,
     hash: checker.digest(),
     events: checker.events,
+    eventTypes: Object.fromEntries(checker.eventTypes),
     ...(options.keep ? { home } : {}),
     ...(options.keep && store.url ? { storeUrl: store.url } : {}),
     ...(failure ? { failure } : {}),
@@ -101,9 +106,12 @@ export async function runScenario(
       let problems: string[];
       try {
         await sim.apply(action);
-        problems = await checker.check(sim.store as CheckedStore, world, { runs: sim.admitted }, ports.clock.now(), {
-          rebuild: rebuildEveryStep || last,
-        });
+        problems = sim.takeErrors();
+        problems.push(
+          ...(await checker.check(sim.store as CheckedStore, world, { runs: sim.admitted }, ports.clock.now(), {
+            rebuild: rebuildEveryStep || last,
+          })),
+        );
       } catch (err) {
         problems = [`unexpected error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`];
       }
@@ -126,6 +134,8 @@ class Scenario {
   private readonly sessions: string[] = [];
   /** The hosts that crashed: their runs and tasks are recovered at once (a cut-off host is alive: leases decide). */
   private readonly dead = new Set<string>();
+  /** What a host's own loops reported (a serving host logs it): a failure of the step that caused it. */
+  private readonly errors: string[] = [];
 
   constructor(
     private readonly home: string,
@@ -157,8 +167,28 @@ class Scenario {
       isHostAlive: (owner) => !this.dead.has(owner),
       storeUrl: this.storeUrl,
     });
-    this.hosts.push({ app, frozen: false });
+    const slot: HostSlot = { app, frozen: false, commands: { close: async () => undefined } };
+    // The serving host's run-command watcher, without its timed sweep (the `recover` action is that round): a
+    // run resumed (or cancelled) while no engine drives it is claimed and continued, as `demiurge serve` does.
+    slot.commands = watchRunCommands({
+      store: app.store,
+      engine: app.runtime.engine,
+      runs: app.runtime.runs,
+      owner: app.owner,
+      clock: app.clock,
+      isHostAlive: app.isHostAlive,
+      closing: () => slot.frozen,
+      track: (outcome) => void outcome.catch(() => undefined),
+      onError: (runId, error) =>
+        this.errors.push(`unexpected error continuing run ${runId}: ${error instanceof Error ? error.message : error}`),
+    });
+    this.hosts.push(slot);
     await this.settle();
+  }
+
+  /** The errors the hosts' loops reported since the last call. */
+  takeErrors(): string[] {
+    return this.errors.splice(0);
   }
 
   /**
@@ -214,7 +244,7 @@ class Scenario {
             sessionId,
             kind: 'terminal.exec',
             title: `sim process ${a.outcome}`,
-            input: { command: a.outcome },
+            input: { command: a.outcome, ...(a.outcome === 'slow' ? { timeoutSeconds: SLOW_TIMEOUT_S } : {}) },
           }),
         );
         await app.worker.runSubmitted();
@@ -230,12 +260,28 @@ class Scenario {
         }
         return;
       case 'advance':
-        this.ports.clock.advance(a.ms);
+        // The virtual clock moves; the hosts' timers due by then fire (an unanswered approval expires).
+        this.ports.timers.advance(a.ms);
         return;
       case 'cancel': {
         const live = await app.liveRuns();
         const run = live[a.pick % Math.max(1, live.length)];
         if (run) await refused(app.runtime.engine.cancel(run.runId, 'cancelled by the simulated operator'));
+        return;
+      }
+      case 'pause': {
+        const live = await app.liveRuns();
+        const run = live[a.pick % Math.max(1, live.length)];
+        if (run) await refused(app.runtime.runs.pause(run.runId, 'paused by the simulated operator'));
+        return;
+      }
+      case 'resume': {
+        // A paused run first; else what `demiurge runs resume` also accepts (the run machine refuses the rest).
+        const live = await app.liveRuns();
+        const paused = live.filter((r) => r.status === 'paused');
+        const pool = paused.length > 0 ? paused : live.filter((r) => ['waiting', 'blocked'].includes(r.status));
+        const run = pool[a.pick % Math.max(1, pool.length)];
+        if (run) await refused(app.runtime.runs.resume(run.runId));
         return;
       }
       case 'cancelTask': {
@@ -302,6 +348,7 @@ class Scenario {
     const slot = this.hosts.findLast((h) => !h.frozen);
     if (!slot) return;
     slot.frozen = true;
+    await slot.commands.close(); // crashed or cut off: it hears no command any more
     if (restart === 'same') {
       await halt(slot.app, 'simulated host crash');
       this.dead.add(slot.app.owner);
@@ -314,7 +361,11 @@ class Scenario {
   }
 
   async close(): Promise<void> {
-    for (const { app } of this.hosts) await halt(app, 'the scenario ended');
+    for (const slot of this.hosts) {
+      slot.frozen = true;
+      await slot.commands.close();
+      await halt(slot.app, 'the scenario ended');
+    }
     this.world.releaseHangs();
     await new Promise((resolve) => setImmediate(resolve));
   }

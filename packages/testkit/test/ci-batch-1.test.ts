@@ -1,5 +1,5 @@
 import { expect, it } from 'vitest';
-import { renderSimulateReport, simulate } from '../src/index.js';
+import { RESUMED_FROM_PAUSE, renderSimulateReport, simulate } from '../src/index.js';
 
 // The CI batch, part 1 of 2 (the two files run in parallel): seeds 1..1000 of the bundled core, short
 // scenarios, projections compared with a rebuild at each scenario's end (every other check after every step).
@@ -10,4 +10,10 @@ it('the CI batch of seeds 1..1000 passes every check', async () => {
   console.log(lines.join('\n'));
   expect(report.runs.filter((r) => !r.ok).map((r) => ({ seed: r.seed, failure: r.failure }))).toEqual([]);
   expect(report.scenarios).toBe(1_000);
+  // The operator's pauses and resumes and the approvals nobody answered do occur in the batch (counted; the
+  // report's "exercised" line prints them).
+  const exercised = (type: string) => report.eventTypes[type] ?? 0;
+  expect(exercised('run.paused')).toBeGreaterThan(20);
+  expect(exercised(RESUMED_FROM_PAUSE)).toBeGreaterThanOrEqual(3);
+  expect(exercised('approval.expired')).toBeGreaterThan(5);
 }, 900_000);

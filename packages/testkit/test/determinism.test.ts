@@ -16,6 +16,17 @@ const rich: SimAction[] = [
   { kind: 'resolve' },
 ];
 
+// The operator's pause and resume across a crash, and an approval nobody answers expiring on the virtual clock.
+const operator: SimAction[] = [
+  { kind: 'submit', tools: ['ok'], provider: null, plan: true },
+  { kind: 'submit', tools: ['hang'], provider: null },
+  { kind: 'pause', pick: 1 },
+  { kind: 'crash', restart: 'same' },
+  { kind: 'advance', ms: 3_600_000 },
+  { kind: 'resume', pick: 0 },
+  { kind: 'dispatch', sink: 'ok' },
+];
+
 describe('the same seed gives the same log', () => {
   it('two runs of one seed give the same log hash, byte for byte; other seeds differ', async () => {
     const a = await runScenario(1, rich);
@@ -29,6 +40,15 @@ describe('the same seed gives the same log', () => {
     expect(other.failure).toBeUndefined();
     expect(other.events).toBe(a.events);
     expect(other.hash).not.toBe(a.hash);
+  });
+
+  it('with pauses, resumes and an approval expiring: the same hash twice', async () => {
+    const a = await runScenario(3, operator);
+    expect(a.failure).toBeUndefined();
+    expect(a.eventTypes['run.paused']).toBe(1);
+    expect(a.eventTypes['approval.expired']).toBe(1);
+    expect(a.eventTypes['run.completed']).toBe(2);
+    expect((await runScenario(3, operator)).hash).toBe(a.hash);
   });
 
   it('a batch gives each run and the whole batch the same hash every time', async () => {

@@ -66,6 +66,26 @@ describe('scripted faults through the simulator', () => {
     expect(cancelled.by('run.cancelled')).toHaveLength(1);
   });
 
+  it('a process killed by a signal fails its task; one that hangs past its timeout fails it when the virtual clock passes it', async () => {
+    const { result, by } = await logOf([
+      { kind: 'submit', tools: [], provider: null },
+      { kind: 'task', outcome: 'crash' },
+      { kind: 'task', outcome: 'slow' },
+      { kind: 'advance', ms: 31_000 },
+    ]);
+    expect(result.failure).toBeUndefined();
+    const codes = () => by('task.failed').map((e) => (e.data as { error: { code: string } }).error.code);
+    expect(codes()).toEqual(['killed_by_signal']);
+    const late = await logOf([
+      { kind: 'submit', tools: [], provider: null },
+      { kind: 'task', outcome: 'slow' },
+      { kind: 'advance', ms: 3_600_000 },
+    ]);
+    expect(late.result.failure).toBeUndefined();
+    const failed = late.by('task.failed');
+    expect(failed.map((e) => (e.data as { error: { code: string } }).error.code)).toEqual(['timed_out']);
+  });
+
   it('an ambiguous send becomes unknown and is never sent again until the operator resolves it', async () => {
     const { result, by } = await logOf([
       { kind: 'submit', tools: [], provider: null },

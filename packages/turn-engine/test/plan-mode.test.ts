@@ -1,5 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { Timers } from '@demiurge/contracts';
 import { RunsCollections, runsProjector, type ToolCallView } from '@demiurge/projector-runs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type Harness, openHarness } from './harness.js';
@@ -122,6 +123,43 @@ describe('plan mode', () => {
     const types = await h.types();
     expect(types.filter((t) => t === 'run.waiting')).toHaveLength(2);
     expect(types.filter((t) => t === 'run.resumed')).toHaveLength(2);
+    expect(await h.verify()).toEqual([]);
+  });
+
+  it("an unanswered approval expires when the engine's timers say so (the injected Timers port, not the wall clock)", async () => {
+    const set: { ms: number; fire: () => void }[] = [];
+    const timers: Timers = {
+      after: (ms, fire) => {
+        set.push({ ms, fire });
+        return () => undefined;
+      },
+    };
+    h = await openHarness({
+      script: [{ tool_calls: [write] }, { content: 'done' }],
+      onPlanModeWrite: 'ask',
+      approvalTtlMs: 60_000,
+      timers,
+    });
+    const { sessionId } = await h.sessions.create({ title: 't', coreId: 'default', mode: 'plan' });
+    const requested = new Promise<void>((resolve) => {
+      const sub = h!.store.events$.subscribe((e) => {
+        if (e.type !== 'approval.requested') return;
+        sub.unsubscribe();
+        resolve();
+      });
+    });
+    const outcome = h.engine.runTurn({ sessionId, text: 'write' });
+    await requested;
+    for (let i = 0; i < 500 && !set.some((t) => t.ms === 60_000); i++) await new Promise((r) => setTimeout(r, 10));
+    const expiry = set.find((t) => t.ms === 60_000);
+    expect(expiry).toBeDefined();
+    h.clock.advance(60_000);
+    expiry?.fire();
+    expect((await outcome).status).toBe('completed');
+    expect((await calls(h)).map((c) => c.status)).toEqual(['denied']);
+    expect(existsSync(join(h.workspace, 'plan.md'))).toBe(false);
+    const types = await h.types();
+    expect(types.filter((t) => t === 'approval.expired')).toHaveLength(1);
     expect(await h.verify()).toEqual([]);
   });
 

@@ -61,6 +61,7 @@ export {
 export { HostOperatorSession, type SessionGatewayOptions } from './operator-session/host-operator-session.js';
 export { DEFAULT_CORE_DIR, runtimeDir, storePath } from './paths.js';
 export { hostProjectors } from './projectors.js';
+export { type RunResumerOptions, watchRunCommands } from './run-resumer.js';
 export { ADMIN_OWNER, type AdminRuntime, createAdminRuntime } from './runtime/admin-runtime.js';
 export {
   createRuntime,

@@ -11,6 +11,7 @@ interface SimulateJson {
   scenarios: number;
   failures: number;
   hash: string;
+  eventTypes: Record<string, number>;
   runs: {
     seed: number;
     hash: string;
@@ -44,6 +45,19 @@ describe('demiurge simulate (child process)', () => {
     expect(again.report.runs.map((r) => r.hash)).toEqual(first.report.runs.slice(0, 2).map((r) => r.hash));
   });
 
+  it("operator pauses and resumes and an approval nobody answers are simulated: the seed's report counts them", async () => {
+    // Seed 21: a run paused by the operator, then resumed. Seed 100: a paused run, and an approval that expires
+    // when the virtual clock is advanced past its 15 minutes.
+    const resumed = await json('--seeds', '1', '--seed', '21');
+    expect(resumed.code).toBe(0);
+    expect(resumed.report.eventTypes['run.paused']).toBe(1);
+    expect(resumed.report.eventTypes['run.resumed (of a paused run)']).toBe(1);
+    const expired = await json('--seeds', '1', '--seed', '100');
+    expect(expired.code).toBe(0);
+    expect(expired.report.eventTypes['run.paused']).toBe(1);
+    expect(expired.report.eventTypes['approval.expired']).toBe(1);
+  });
+
   it('simulates your own core (--core) and prints a text report', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'demiurge-sim-core-'));
     dirs.push(dir);
@@ -57,13 +71,13 @@ describe('demiurge simulate (child process)', () => {
   });
 
   it('a failing scenario is reported with its seed and the shortest trace that reproduces it (exit 1)', async () => {
-    const run = await demiurge(['simulate', '--seeds', '3', '--seed', '1', '--inject-bug', 'ack-before-send']);
+    const run = await demiurge(['simulate', '--seeds', '3', '--seed', '6', '--inject-bug', 'ack-before-send']);
     expect(run.code).toBe(1);
     expect(run.stdout).toMatch(/FAIL seed \d+ \(log [0-9a-f]{16}\): step \d+, dispatch deliveries/);
     expect(run.stdout).toContain('acknowledged (sent) but the sink never received it');
     expect(run.stdout).toMatch(/shortest trace \(\d+ of \d+ actions\):\n\s+1\. submit/);
     expect(run.stdout).toMatch(/reproduce: demiurge simulate --seed \d+ --seeds 1/);
-    expect(run.stdout).toContain('simulate: 3 scenario(s), seeds 1..3, on the bundled core: 1 failed');
+    expect(run.stdout).toContain('simulate: 3 scenario(s), seeds 6..8, on the bundled core: 1 failed');
   });
 
   it('a core that does not exist is a usage error naming it; nothing runs', async () => {

@@ -1,4 +1,4 @@
-import type { RecordedEvent } from '@demiurge/contracts';
+import { type RecordedEvent, systemTimers } from '@demiurge/contracts';
 import { type Loaded, loadAggregate } from '@demiurge/event-store';
 import { type ApprovalFacts, approvalFold, evolveApproval } from '@demiurge/lifecycle';
 import type { ToolCallRecord } from '../turn-state.js';
@@ -90,7 +90,8 @@ const answerOf = (status: ApprovalFacts['status']): ApprovalAnswer | undefined =
 
 /**
  * Waits for an approval's answer (from any process: the store publishes other processes' commits too) for up to
- * `ttlMs`; `requested` when none came. The approval is loaded and evolved with the one approval fold
+ * `ttlMs` of the engine's timers (`deps.timers`: the wall clock's, or a simulation's virtual time); `requested`
+ * when none came. The approval is loaded and evolved with the one approval fold
  * (`approvalFold` in `@demiurge/lifecycle`): events published while it loads are applied after it, in stream
  * order. Rejects with the stop reason when `signal` aborts.
  */
@@ -105,7 +106,7 @@ export function waitForApproval(
     const early: RecordedEvent[] = [];
     const done = (value: ApprovalAnswer | Error) => {
       sub.unsubscribe();
-      clearTimeout(timer);
+      cancelTimer();
       signal.removeEventListener('abort', onAbort);
       if (value instanceof Error) reject(value);
       else resolve(value);
@@ -124,7 +125,7 @@ export function waitForApproval(
       if (approval) apply(event);
       else early.push(event);
     });
-    const timer = setTimeout(() => done('requested'), ttlMs);
+    const cancelTimer = (deps.timers ?? systemTimers).after(ttlMs, () => done('requested'));
     signal.addEventListener('abort', onAbort);
     void loadAggregate(deps.store, approvalFold, approvalId).then(
       (loaded) => {

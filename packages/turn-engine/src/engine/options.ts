@@ -1,4 +1,4 @@
-import type { Actor, Clock, IdGenerator, SessionMode } from '@demiurge/contracts';
+import type { Actor, Clock, IdGenerator, SessionMode, Timers } from '@demiurge/contracts';
 import type { AppendStream, EventStore } from '@demiurge/event-store';
 import type { ModelProvider } from '@demiurge/providers';
 import type { OpenSessionSpec, RunRuntime, SessionRuntime, TurnAdmission } from '@demiurge/sessions';
@@ -72,6 +72,12 @@ export interface TurnEngineOptions {
    */
   readonly onPlanModeWrite?: 'deny' | 'ask';
   readonly approvalTtlMs?: number;
+  /**
+   * The timers of the engine's waits, in the clock's time: an unanswered approval's expiry (`approvalTtlMs`) and
+   * the paused run's poll. Default the wall clock's (`systemTimers`); a simulation injects its virtual time, so
+   * advancing its clock past an approval's expiry expires it.
+   */
+  readonly timers?: Timers;
   readonly hooks?: TurnHooks;
   /**
    * Context compaction: before a model round whose request (estimated) would pass `threshold` (default 0.8) of

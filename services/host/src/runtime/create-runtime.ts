@@ -1,6 +1,6 @@
 import { mkdirSync, realpathSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { type Clock, createIdGenerator, type IdGenerator, systemClock } from '@demiurge/contracts';
+import { type Clock, createIdGenerator, type IdGenerator, systemClock, type Timers } from '@demiurge/contracts';
 import {
   createOperatorAdapter,
   createWebhookAdapter,
@@ -43,6 +43,8 @@ export interface RuntimeOptions {
   readonly env?: NodeJS.ProcessEnv;
   readonly clock?: Clock;
   readonly ids?: IdGenerator;
+  /** The timers of the engine's waits (an approval's expiry, a paused run's poll); default the wall clock's. */
+  readonly timers?: Timers;
   /** This host process; default `<hostname>-<pid>-<random>`. */
   readonly owner?: string;
   /** Default: quiet one-line text on stderr (`demiurge: ...`). */
@@ -168,6 +170,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<HostRuntim
       // The engine's reports (a lost run lease, a release that failed at close) go through the host's one logger.
       logger,
       onPlanModeWrite: config.plan_mode.on_write,
+      ...(options.timers ? { timers: options.timers } : {}),
       compaction: {
         enabled: config.compaction.enabled,
         threshold: config.compaction.threshold,
