@@ -172,4 +172,46 @@ describe('batched claims on a real SQLite file', () => {
     ]);
     expect(await rt.store.readAll({ types: ['work.succeeded'] })).toHaveLength(1);
   });
+  it('a claim decided from a read model behind the stream is a conflict, then decided from the stream', async () => {
+    const [workId] = await enqueue(rt, 1);
+    // The item as the read model holds it now (queued, version 1), served after the item moved on.
+    const stale = await rt.work.get(workId!);
+    const first = await rt.work.claim(workId!);
+    await rt.work.fail(first, {
+      error: { code: 'x', message: 'try again' },
+      retryAt: new Date(rt.clock.now()).toISOString(),
+    });
+    let staleReads = 0;
+    const behind = new Proxy(rt.store, {
+      get(target, prop, receiver) {
+        if (prop !== 'projection') return Reflect.get(target, prop, receiver);
+        return (name: string) => {
+          const reader = target.projection(name);
+          return {
+            ...reader,
+            get: async (collection: string, id: string) => {
+              if (collection !== 'items' || id !== workId) return reader.get(collection, id);
+              staleReads++;
+              return stale;
+            },
+          };
+        };
+      },
+    });
+    const work = new DurableWorkRuntime({ store: behind, clock: rt.clock, ids: rt.ids, owner: 'test-host' });
+    const [claim] = await work.claimDue({ kind: KIND, limit: 1 });
+    // The stale view (attempt 0 at version 1) lost to the stream (version 3): the second round read the stream.
+    expect(staleReads).toBe(1);
+    expect(claim).toMatchObject({ workId, attempt: 2 });
+    await work.succeed(claim!);
+    const events = await rt.store.readStream(workId!);
+    expect(events.map((e) => e.type)).toEqual([
+      'work.enqueued',
+      'work.claimed',
+      'work.failed',
+      'work.claimed',
+      'work.succeeded',
+    ]);
+    expect(work.claimStats).toEqual({ claimed: 1, racesLost: 1 });
+  });
 });

@@ -113,7 +113,7 @@ export class GroupCommitWriter {
         this.lastBatch = batch.length;
         const outcomes = await this.commitWithRetry(batch);
         const events = outcomes.flatMap((o) => (o.ok && !o.value.replayed ? o.value.events : []));
-        this.deps.streams.committed(events);
+        this.deps.streams.committed(events, this.heads.version);
         this.deps.async.committed(events);
         this.deps.publisher.publish(events);
         outcomes.forEach((outcome, i) => {

@@ -2,6 +2,13 @@ import type { RecordedEvent } from '@demiurge/contracts';
 
 /** Longer streams are not kept (they are read from the file): the cache holds at most max × this many events. */
 const MAX_EVENTS = 256;
+/** Heads of streams this store wrote but does not hold whole, at most this many. */
+const MAX_HEADS = 4096;
+
+interface Head {
+  readonly stream_version: number;
+  readonly stream_type: string;
+}
 
 /**
  * The recently read or written streams of one store, so that a command loading the aggregate another command
@@ -14,6 +21,11 @@ const MAX_EVENTS = 256;
  */
 export class StreamCache {
   private readonly streams = new Map<string, RecordedEvent[]>();
+  /**
+   * The head of each stream this store's commits wrote since `dataVersion` (whole or not): what its next
+   * append's expected-version check needs, for a command that decided from a read model instead of the stream.
+   */
+  private readonly heads = new Map<string, Head>();
   private dataVersion = -1;
 
   constructor(private readonly max = 1024) {}
@@ -21,8 +33,7 @@ export class StreamCache {
   /** The whole stream from `fromVersion` when it is known at `dataVersion`, else undefined. */
   read(streamId: string, fromVersion: number, dataVersion: number): RecordedEvent[] | undefined {
     if (dataVersion !== this.dataVersion) {
-      this.streams.clear();
-      this.dataVersion = dataVersion;
+      this.forget(dataVersion);
       return undefined;
     }
     const events = this.streams.get(streamId);
@@ -37,30 +48,43 @@ export class StreamCache {
    * The head (last version and stream type) of a stream known whole at `dataVersion`, else undefined: what an
    * append's expected-version check needs, without reading the events index. Nothing is copied or frozen.
    */
-  head(streamId: string, dataVersion: number): { stream_version: number; stream_type: string } | undefined {
+  head(streamId: string, dataVersion: number): Head | undefined {
     if (dataVersion !== this.dataVersion) return undefined;
     const events = this.streams.get(streamId);
     const last = events?.[events.length - 1];
-    return last && { stream_version: last.streamVersion, stream_type: last.streamType };
+    return last ? { stream_version: last.streamVersion, stream_type: last.streamType } : this.heads.get(streamId);
   }
 
   /** A whole stream (versions 1..n) read at `dataVersion`. */
   remember(streamId: string, events: readonly RecordedEvent[], dataVersion: number): void {
-    if (dataVersion !== this.dataVersion) {
-      this.streams.clear();
-      this.dataVersion = dataVersion;
-    }
+    if (dataVersion !== this.dataVersion) this.forget(dataVersion);
     if (events.length <= MAX_EVENTS) this.put(streamId, events.map(freeze));
   }
 
-  /** This store committed `events`: streams they follow are extended, new ones kept, the others dropped. */
-  committed(events: readonly RecordedEvent[]): void {
+  /**
+   * This store committed `events` in a transaction that began at `dataVersion` (its own commit does not move
+   * its data version): streams they follow are extended, new ones kept, the others dropped, and every written
+   * stream's head is known. A commit at another data version first forgets everything (another connection
+   * committed in between).
+   */
+  committed(events: readonly RecordedEvent[], dataVersion: number): void {
+    if (dataVersion !== this.dataVersion) this.forget(dataVersion);
     for (const event of events) {
       const known = this.streams.get(event.streamId);
       if (known && known.length === event.streamVersion - 1 && known.length < MAX_EVENTS) known.push(event);
       else if (event.streamVersion === 1) this.put(event.streamId, [event]);
       else this.streams.delete(event.streamId);
+      this.heads.delete(event.streamId);
+      this.heads.set(event.streamId, { stream_version: event.streamVersion, stream_type: event.streamType });
+      if (this.heads.size > MAX_HEADS) this.heads.delete(this.heads.keys().next().value!);
     }
+  }
+
+  /** Another connection committed: nothing known holds any more. */
+  private forget(dataVersion: number): void {
+    this.streams.clear();
+    this.heads.clear();
+    this.dataVersion = dataVersion;
   }
 
   private put(streamId: string, events: RecordedEvent[]): void {

@@ -23,6 +23,11 @@ export class TransactionStreamHeads {
     private readonly streams: StreamCache,
   ) {}
 
+  /** The `PRAGMA data_version` of the last transaction begun. */
+  get version(): number {
+    return this.dataVersion;
+  }
+
   /** A transaction began, at `dataVersion`. */
   begin(dataVersion: number): void {
     this.dataVersion = dataVersion;
