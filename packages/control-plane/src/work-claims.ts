@@ -7,7 +7,7 @@ import {
   streamAppend,
 } from '@demiurge/event-store';
 import { checkEvents, type WorkEventType, workLifecycle } from '@demiurge/lifecycle';
-import { claimableByKindPrefix, workItemsReader } from '@demiurge/projector-work-items';
+import { claimableByKindPrefix, type WorkItemsReader, workItemsReader } from '@demiurge/projector-work-items';
 import type { KindRegistry } from './kinds.js';
 import { afterAppend, isLeased, loadWork, payloadProblem, type WorkAggregate, workFromView } from './work-aggregate.js';
 
@@ -50,6 +50,18 @@ const MAX_ROUNDS = 4;
  * different items, so their claims commit together in one group commit instead of conflicting.
  */
 const inFlight = new WeakMap<EventStore, Set<string>>();
+
+const readers = new WeakMap<EventStore, WorkItemsReader>();
+
+/** The store's work-items reader, made once (every claim reads through it). */
+function readerOf(store: EventStore): WorkItemsReader {
+  let reader = readers.get(store);
+  if (!reader) {
+    reader = workItemsReader(store);
+    readers.set(store, reader);
+  }
+  return reader;
+}
 
 function reservationsOf(store: EventStore): Set<string> {
   let set = inFlight.get(store);
@@ -115,7 +127,7 @@ async function dueCandidates(
   options: { kind?: string | undefined; limit: number },
   now: string,
 ): Promise<DueCandidates> {
-  const reader = workItemsReader(store);
+  const reader = readerOf(store);
   const [collection, prefix] = options.kind
     ? [reader.claimableByKind, claimableByKindPrefix(options.kind)]
     : [reader.claimable, ''];
@@ -237,7 +249,7 @@ async function loadCandidate(
   fromStream: ReadonlySet<string>,
 ): Promise<{ item: WorkAggregate; fromView: boolean }> {
   if (fromStream.has(workId)) return { item: await loadWork(store, workId), fromView: false };
-  const view = await workItemsReader(store).get(workId);
+  const view = await readerOf(store).get(workId);
   if (view === undefined) return { item: await loadWork(store, workId), fromView: false };
   return { item: workFromView(view, view.version), fromView: true };
 }
