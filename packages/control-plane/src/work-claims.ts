@@ -120,7 +120,9 @@ interface DueCandidates {
 
 /**
  * Due items, oldest first (queued or retry_scheduled and due, then leased with an expired lease); `more`
- * when a list was cut at `limit` while still in its due part.
+ * when a list was cut at `limit` while still in its due part. When the due list alone fills `limit`, the leases
+ * are not listed: expired leases come after every listed due item, so no claimer of this listing would reach
+ * them before it re-lists (`more`), and a busy queue's claims save a read each.
  */
 async function dueCandidates(
   store: EventStore,
@@ -131,24 +133,19 @@ async function dueCandidates(
   const [collection, prefix] = options.kind
     ? [reader.claimableByKind, claimableByKindPrefix(options.kind)]
     : [reader.claimable, ''];
-  // Both lists at once (on PostgreSQL two pooled connections: one round trip, not two).
-  const [claimable, leases] = await Promise.all([
-    collection.list({ prefix, limit: options.limit }),
-    reader.leases.list({ limit: options.limit }),
-  ]);
+  // More lie beyond only when a list was cut while its entries were still due (both lists are in due order).
+  const cut = <T>(list: readonly T[], due: (entry: T) => boolean) =>
+    list.length === options.limit && due(list[list.length - 1]!);
+  const claimable = await collection.list({ prefix, limit: options.limit });
+  const claimableCut = cut(claimable, (e) => e.dueAt <= now);
+  const leases = claimableCut ? [] : await reader.leases.list({ limit: options.limit });
   const ids: string[] = [];
   for (const entry of claimable) if (entry.dueAt <= now) ids.push(entry.workId);
   for (const lease of leases) {
     if (lease.leaseUntil >= now) break;
     if (lease.status !== 'sending' && (!options.kind || lease.kind === options.kind)) ids.push(lease.workId);
   }
-  // More lie beyond only when a list was cut while its entries were still due (both lists are in due order).
-  const cut = <T>(list: readonly T[], due: (entry: T) => boolean) =>
-    list.length === options.limit && due(list[list.length - 1]!);
-  return {
-    ids,
-    more: cut(claimable, (e) => e.dueAt <= now) || cut(leases, (l) => l.leaseUntil < now),
-  };
+  return { ids, more: claimableCut || cut(leases, (l) => l.leaseUntil < now) };
 }
 
 /** A candidate listing concurrent claimers of this process share, per store and kind. */

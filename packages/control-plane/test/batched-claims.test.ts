@@ -91,8 +91,9 @@ describe('batched claims on a real SQLite file', () => {
     const work = new DurableWorkRuntime({ store: counted, clock: rt.clock, ids: rt.ids, owner: 'test-host' });
     const claims = (await Promise.all(Array.from({ length: 8 }, () => work.claimDue({ kind: KIND, limit: 1 })))).flat();
     expect(new Set(claims.map((c) => c.workId)).size).toBe(8);
-    // One list of the claimable items and one of the leases, for all eight (before: sixteen).
-    expect(lists).toBe(2);
+    // One list of the claimable items for all eight (before: sixteen); it filled its limit with due items, so
+    // the leases (which come after every due item) were not read.
+    expect(lists).toBe(1);
   });
 
   it('many claimers on two connections claim every item exactly once', async () => {
@@ -213,5 +214,17 @@ describe('batched claims on a real SQLite file', () => {
       'work.succeeded',
     ]);
     expect(work.claimStats).toEqual({ claimed: 1, racesLost: 1 });
+  });
+  it('expired leases are claimed after the due items, once the due list no longer fills the listing', async () => {
+    const all = await enqueue(rt, 6);
+    const early = await rt.work.claimDue({ kind: KIND, limit: 2 });
+    rt.clock.advance(60_001);
+    const order: WorkClaim[] = [];
+    for (let claims = await rt.work.claimDue({ kind: KIND, limit: 1 }); claims.length > 0; ) {
+      order.push(...claims);
+      claims = await rt.work.claimDue({ kind: KIND, limit: 1 });
+    }
+    expect(order.map((c) => c.workId)).toEqual([...all.slice(2), ...early.map((c) => c.workId)]);
+    expect(order.map((c) => c.attempt)).toEqual([1, 1, 1, 1, 2, 2]);
   });
 });
