@@ -75,7 +75,7 @@ export class DurableWorkRuntime {
    * Each live claim this runtime made or last wrote with, and the item as that write left it: the claim's next
    * command decides from it first (no read of the stream), appending with its version as the expected version.
    */
-  private readonly written = new WeakMap<WorkClaim, WorkAggregate>();
+  private readonly written = new WeakMap<WorkClaim, WorkAggregate | (() => WorkAggregate)>();
 
   constructor(private readonly options: DurableWorkOptions) {
     this.kinds = options.kinds ?? defaultWorkKinds;
@@ -328,7 +328,9 @@ export class DurableWorkRuntime {
     claim?: WorkClaim,
     next: WorkClaim | undefined = claim,
   ): Promise<void> {
-    const known = claim && this.written.get(claim);
+    const remembered = claim && this.written.get(claim);
+    // Folded when a next command asks (most claims end with the command that wrote last: succeed, fail).
+    const known = typeof remembered === 'function' ? remembered() : remembered;
     if (claim) this.written.delete(claim);
     if (known) {
       let events: ReturnType<typeof decideWork> = [];
@@ -343,7 +345,7 @@ export class DurableWorkRuntime {
             [streamAppend(WORK, known, events), ...also],
             this.appendOptions(),
           );
-          if (next) this.written.set(next, afterAppend(known, result.events));
+          if (next) this.written.set(next, () => afterAppend(known, result.events));
           return;
         } catch (err) {
           if (!(err instanceof StreamVersionConflictError)) throw err;

@@ -7,9 +7,9 @@ import {
   streamAppend,
 } from '@demiurge/event-store';
 import { checkEvents, type WorkEventType, workLifecycle } from '@demiurge/lifecycle';
-import { claimableByKindPrefix, workItemsReader } from '@demiurge/projector-work-items';
+import { claimableByKindPrefix, type WorkItemsReader, workItemsReader } from '@demiurge/projector-work-items';
 import type { KindRegistry } from './kinds.js';
-import { afterAppend, isLeased, loadWork, payloadProblem, type WorkAggregate } from './work-aggregate.js';
+import { afterAppend, isLeased, loadWork, payloadProblem, type WorkAggregate, workFromView } from './work-aggregate.js';
 
 /** A live claim: present its token on every later write of the item. */
 export interface WorkClaim {
@@ -50,6 +50,18 @@ const MAX_ROUNDS = 4;
  * different items, so their claims commit together in one group commit instead of conflicting.
  */
 const inFlight = new WeakMap<EventStore, Set<string>>();
+
+const readers = new WeakMap<EventStore, WorkItemsReader>();
+
+/** The store's work-items reader, made once (every claim reads through it). */
+function readerOf(store: EventStore): WorkItemsReader {
+  let reader = readers.get(store);
+  if (!reader) {
+    reader = workItemsReader(store);
+    readers.set(store, reader);
+  }
+  return reader;
+}
 
 function reservationsOf(store: EventStore): Set<string> {
   let set = inFlight.get(store);
@@ -108,35 +120,32 @@ interface DueCandidates {
 
 /**
  * Due items, oldest first (queued or retry_scheduled and due, then leased with an expired lease); `more`
- * when a list was cut at `limit` while still in its due part.
+ * when a list was cut at `limit` while still in its due part. When the due list alone fills `limit`, the leases
+ * are not listed: expired leases come after every listed due item, so no claimer of this listing would reach
+ * them before it re-lists (`more`), and a busy queue's claims save a read each.
  */
 async function dueCandidates(
   store: EventStore,
   options: { kind?: string | undefined; limit: number },
   now: string,
 ): Promise<DueCandidates> {
-  const reader = workItemsReader(store);
+  const reader = readerOf(store);
   const [collection, prefix] = options.kind
     ? [reader.claimableByKind, claimableByKindPrefix(options.kind)]
     : [reader.claimable, ''];
-  // Both lists at once (on PostgreSQL two pooled connections: one round trip, not two).
-  const [claimable, leases] = await Promise.all([
-    collection.list({ prefix, limit: options.limit }),
-    reader.leases.list({ limit: options.limit }),
-  ]);
+  // More lie beyond only when a list was cut while its entries were still due (both lists are in due order).
+  const cut = <T>(list: readonly T[], due: (entry: T) => boolean) =>
+    list.length === options.limit && due(list[list.length - 1]!);
+  const claimable = await collection.list({ prefix, limit: options.limit });
+  const claimableCut = cut(claimable, (e) => e.dueAt <= now);
+  const leases = claimableCut ? [] : await reader.leases.list({ limit: options.limit });
   const ids: string[] = [];
   for (const entry of claimable) if (entry.dueAt <= now) ids.push(entry.workId);
   for (const lease of leases) {
     if (lease.leaseUntil >= now) break;
     if (lease.status !== 'sending' && (!options.kind || lease.kind === options.kind)) ids.push(lease.workId);
   }
-  // More lie beyond only when a list was cut while its entries were still due (both lists are in due order).
-  const cut = <T>(list: readonly T[], due: (entry: T) => boolean) =>
-    list.length === options.limit && due(list[list.length - 1]!);
-  return {
-    ids,
-    more: cut(claimable, (e) => e.dueAt <= now) || cut(leases, (l) => l.leaseUntil < now),
-  };
+  return { ids, more: claimableCut || cut(leases, (l) => l.leaseUntil < now) };
 }
 
 /** A candidate listing concurrent claimers of this process share, per store and kind. */
@@ -224,10 +233,30 @@ async function reserveCandidates(
 }
 
 /**
- * Claims up to `limit` due items in one commit: every claim is decided from its item's stream (its own
- * token, attempt and expected version: the fencing), and all of them are appended at once, so they share
- * one transaction of the store's group commit (and concurrent callers' claims join it too). An item another
- * claimer took first is a version conflict that skips it; the call then looks for more, a few rounds at most.
+ * A listed candidate as the work-items read model holds it, at the stream version it last applied: what
+ * {@link loadWork} would read, without reading and decoding the item's stream (the read model is written in the
+ * append's transaction, so it is as current as the list it came from). It is only where a claim is decided from:
+ * the append expects that version, so an item anyone wrote since (another process, or an event the read model
+ * did not apply) is a version conflict, and the next round decides that item from its stream. Items the read
+ * model does not hold (a store without it, which cannot list them either) are read from their stream.
+ */
+async function loadCandidate(
+  store: EventStore,
+  workId: string,
+  fromStream: ReadonlySet<string>,
+): Promise<{ item: WorkAggregate; fromView: boolean }> {
+  if (fromStream.has(workId)) return { item: await loadWork(store, workId), fromView: false };
+  const view = await readerOf(store).get(workId);
+  if (view === undefined) return { item: await loadWork(store, workId), fromView: false };
+  return { item: workFromView(view, view.version), fromView: true };
+}
+
+/**
+ * Claims up to `limit` due items in one commit: every claim is decided from its item (its read model, or its
+ * stream after a conflict: {@link loadCandidate}) with its own token, attempt and expected version (the
+ * fencing), and all of them are appended at once, so they share one transaction of the store's group commit
+ * (and concurrent callers' claims join it too). An item another claimer took first is a version conflict that
+ * skips it; the call then looks for more, a few rounds at most.
  */
 export async function claimDue(
   ctx: ClaimContext,
@@ -235,6 +264,8 @@ export async function claimDue(
 ): Promise<WorkClaim[]> {
   const reserved = reservationsOf(ctx.store);
   const skipped = new Set<string>();
+  /** Items whose read-model decision met a version conflict: decided from their stream from then on. */
+  const fromStream = new Set<string>();
   const claims: WorkClaim[] = [];
   let lost = 0;
   for (let round = 0; round < MAX_ROUNDS && claims.length < options.limit; round++) {
@@ -244,7 +275,8 @@ export async function claimDue(
     if (picked.length === 0) break;
     let retry = false;
     try {
-      const items = await Promise.all(picked.map((id) => loadWork(ctx.store, id)));
+      const loaded = await Promise.all(picked.map((id) => loadCandidate(ctx.store, id, fromStream)));
+      const items = loaded.map((l) => l.item);
       const decisions = items.map((item) => decideClaim(ctx, item, now, options.leaseMs));
       // Issued in one synchronous loop: the appends are queued together and commit in one transaction.
       const appends = decisions.map((d) => (d.stream ? ctx.store.append(d.stream, ctx.appendOptions) : undefined));
@@ -256,6 +288,7 @@ export async function claimDue(
           if (outcome.reason instanceof StreamVersionConflictError) {
             retry = true;
             lost++;
+            if (loaded[i]!.fromView) fromStream.add(picked[i]!);
           } else failure ??= { error: outcome.reason };
         } else if ('claim' in decision) {
           claims.push(decision.claim);

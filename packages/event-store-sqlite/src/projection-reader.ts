@@ -1,36 +1,29 @@
 import type { ProjectionReader, Projector } from '@demiurge/event-store';
-import type { Kysely } from 'kysely';
 import type { ProjectorRunner } from './projector-runner.js';
-import type { StoreSchema } from './schema.js';
 import type { SqlRunner } from './sql-runner.js';
 import { listDocuments } from './sqlite-projection-tx.js';
+
+const GET_DOCUMENT = 'SELECT doc FROM projection_documents WHERE projector = ? AND collection = ? AND id = ?';
 
 /** Read access to one projector's documents outside the append transaction. */
 export function createProjectionReader(
   projector: Projector,
   deps: {
     runner: SqlRunner;
-    qb: Kysely<StoreSchema>;
     projections: ProjectorRunner;
     /** Runs a read, refusing a closed or damaged store and stopping it on a corruption error. */
     guard: <T>(read: () => T) => T;
   },
 ): ProjectionReader {
-  const { runner, qb, projections, guard } = deps;
+  const { runner, projections, guard } = deps;
   const rows = (collection?: string, options?: Parameters<ProjectionReader['list']>[1]) =>
     guard(() => listDocuments(runner, projector.name, collection, options));
   return {
+    // Fixed SQL text, its prepared statement reused: a claim reads its item through this (no query compiling).
     get: async (collection, id) => {
-      const row = guard(() =>
-        runner.get(
-          qb
-            .selectFrom('projection_documents')
-            .select('doc')
-            .where('projector', '=', projector.name)
-            .where('collection', '=', collection)
-            .where('id', '=', id),
-        ),
-      );
+      const row = guard(() => runner.statement(GET_DOCUMENT).get(projector.name, collection, id)) as
+        | { doc: string }
+        | undefined;
       return row ? JSON.parse(row.doc) : undefined;
     },
     list: async (collection, options) => rows(collection, options).map((r) => JSON.parse(r.doc)),

@@ -256,7 +256,6 @@ class SqliteStore implements SqliteEventStore {
     const catchUp = projector.mode === 'async' ? () => this.async.catchUp() : () => {};
     return createProjectionReader(projector, {
       runner: this.runner,
-      qb: this.qb,
       projections: this.projections,
       guard: (read) =>
         this.guard(() => {

@@ -116,6 +116,26 @@ it("the head of a stream this store appended to is known without a read, also pa
   }
 });
 
+it('the head a store remembers of a stream it wrote but never read is dropped when another connection commits', async () => {
+  const a = await open();
+  const b = await open();
+  try {
+    // b creates the stream: a never holds it whole, only the head of its own append below.
+    await increment(b, 1, 'no_stream');
+    await increment(a, 2, 1);
+    // a appends again at the head it remembers (2): accepted.
+    await increment(a, 3, 2);
+    await increment(b, 4, 3);
+    // a's remembered head (3) is stale now: its append at 3 is refused, at 4 accepted.
+    await expect(increment(a, 5, 3)).rejects.toMatchObject({ name: 'StreamVersionConflictError' });
+    await increment(a, 6, 4);
+    expect(await amounts(b)).toEqual([1, 2, 3, 4, 6]);
+  } finally {
+    await a.close();
+    await b.close();
+  }
+});
+
 /** Counts the runs of the stream-head statement (`… ORDER BY stream_version DESC LIMIT 1`) of every connection. */
 function countStreamHeadReads(): { count: number; restore(): void } {
   const db = new Database(':memory:');
