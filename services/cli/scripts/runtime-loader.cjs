@@ -93,7 +93,7 @@ function cachePath(file, key) {
   return join(dir, name);
 }
 
-/** Writes what this run compiled once: at exit, or after a while for a process that keeps running. */
+/** Writes what this run compiled once: at a successful exit, or after a while for a process that keeps running. */
 function writeLater(script, cacheFile) {
   let written = false;
   const write = () => {
@@ -108,7 +108,11 @@ function writeLater(script, cacheFile) {
       // A cache that cannot be written (a read-only install) only means the next start compiles again.
     }
   };
-  process.once('exit', write);
+  // A run that failed may have stopped early (no home yet, a usage error): what it compiled would be a poor
+  // cache for every later run, so only a run that exits 0 writes it; the next one that does writes it then.
+  process.once('exit', (code) => {
+    if (code === 0) write();
+  });
   setTimeout(write, WRITE_AFTER_MS).unref();
 }
 

@@ -62,6 +62,22 @@ describe('the code cache of the CLI runtime', () => {
     }
   });
 
+  it('a run that fails writes no cache (it may have stopped early); the next run that succeeds writes it', async () => {
+    const home = tempHome();
+    try {
+      const dir = mkdtempSync(join(cacheDir, 'failed-'));
+      const failed = await statusOf(home.path, dir);
+      expect(failed.code).toBe(1);
+      expect(failed.stderr).toMatch(/no runtime database/);
+      expect(readdirSync(dir).filter((f) => f.endsWith('.v8'))).toEqual([]);
+      expect((await demiurge(['init', '--home', home.path], env(dir))).code).toBe(0);
+      expect(report((await statusOf(home.path, dir)).stderr)).toBe('none');
+      expect(report((await statusOf(home.path, dir)).stderr)).toBe('used');
+    } finally {
+      home.remove();
+    }
+  });
+
   it('each command keeps its own cache, and other Node options another one', async () => {
     const home = tempHome();
     try {
