@@ -1,13 +1,15 @@
 #!/usr/bin/env node
-// Bundles the compiled CLI (dist/main.js, after tsc) with esbuild into dist/bundle/: `main.js` (an ES module)
+// Bundles the compiled CLI (dist/main.js, after tsc) with esbuild into dist/bundle/, all CommonJS: `main-<hash>.cjs`
 // holds commander and the command definitions, so `--help` loads one small file; every module it loads with
 // `import()` when a command runs (each command's implementation, the error conversion) is in `runtime-<hash>.cjs`,
-// one CommonJS file whose modules initialise on first use, so `status` evaluates what a read needs, not the
-// host. runtime-loader.js (scripts/runtime-loader.mjs) compiles that file with V8's code cache. dist/bin.js
-// (tsc's, which imports ./main.js) is replaced by a small entry that imports the bundle; running tsc again
-// restores the unbundled entry. BUNDLE_META=<file> writes esbuild's metafile (what each file holds);
-// BUNDLE_READABLE=1 keeps whitespace (for profiles: esbuild names each module in a comment and each lazily
-// initialised module's function after its path). See docs/performance.md#start-up.
+// one file whose modules initialise on first use, so `status` evaluates what a read needs, not the host; the
+// commands in OWN_RUNTIME (status, the host) also get a file of their own. runtime-loader.cjs
+// (scripts/runtime-loader.cjs) compiles the main file and the runtime files with V8's code cache. dist/bin.js
+// (tsc's, which imports ./main.js) is replaced by a small entry that requires the loader and runs the main file;
+// running tsc again restores the unbundled entry. BUNDLE_META=<file> writes esbuild's metafiles (what each file
+// holds); BUNDLE_READABLE=1 keeps whitespace (for profiles: esbuild names each module in a comment and each
+// lazily initialised module's function after its path). See docs/performance.md#start-up.
+import { createHash } from 'node:crypto';
 import { copyFileSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, relative } from 'node:path';
@@ -101,12 +103,33 @@ const workspace = {
     b.onResolve({ filter: /^yaml$/ }, (args) => ({
       path: join(dirname(createRequire(args.importer).resolve('yaml/package.json')), 'browser', 'dist', 'index.js'),
     }));
-    // Native better-sqlite3 and the slot compiler esbuild (loaded only to compile a changed slot module) stay
-    // outside the bundle, imported by a path relative to it: the files the packages that use them resolve.
-    b.onResolve({ filter: /^(better-sqlite3|esbuild)$/ }, (args) => {
+    // The slot compiler esbuild (loaded only to compile a changed slot module) stays outside the bundle,
+    // imported by a path relative to it: the file the package that uses it resolves.
+    b.onResolve({ filter: /^esbuild$/ }, (args) => {
       const file = createRequire(args.importer).resolve(args.path);
       return { path: relative(outdir, file).split('\\').join('/'), external: true };
     });
+    // better-sqlite3's JavaScript is bundled (compiled with the runtime's code cache: requiring its dozen files
+    // cost a tenth of `status`), and its native addon, which it finds at its first `new Database` by probing
+    // paths with the `bindings` package (a stack trace and a dozen file checks), is required by the path
+    // `bindings` finds for it here, relative to the bundle. The build stops when that line changed.
+    b.onLoad({ filter: /[\\/]better-sqlite3[\\/]lib[\\/]database\.js$/ }, (args) => {
+      const text = readFileSync(args.path, 'utf8');
+      const line = "require('bindings')('better_sqlite3.node')";
+      if (!text.includes(line)) return { errors: [{ text: `better-sqlite3 changed: no ${line} in ${args.path}` }] };
+      const root = join(dirname(args.path), '..');
+      const addon = createRequire(args.path)('bindings')({
+        bindings: 'better_sqlite3.node',
+        module_root: root,
+        path: true,
+      });
+      const rel = relative(outdir, addon).split('\\').join('/');
+      return { contents: text.replace(line, `require(${JSON.stringify(`demiurge-native:${rel}`)})`), loader: 'js' };
+    });
+    b.onResolve({ filter: /^demiurge-native:/ }, (args) => ({
+      path: args.path.slice('demiurge-native:'.length),
+      external: true,
+    }));
     // zod's `z.locales` namespace re-exports ~60 translations (a fifth of the bundle) that no code here uses;
     // zod itself configures English from locales/en.js directly. Only `en` stays in that namespace.
     b.onLoad({ filter: /[\\/]zod[\\/]v4[\\/]locales[\\/]index\.js$/ }, () => ({
@@ -170,6 +193,24 @@ const toRuntime = {
   },
 };
 
+/**
+ * commander requires node:child_process at load for the one thing that needs it, running an executable
+ * subcommand (this CLI has none): loading it (and with it net, dgram and streams) was a tenth of `--help`. Its
+ * `spawn` now requires it on use. The build stops when commander's source no longer has that line.
+ */
+const lazyChildProcess = {
+  name: 'demiurge-lazy-child-process',
+  setup(b) {
+    b.onLoad({ filter: /[\\/]commander[\\/]lib[\\/]command\.js$/ }, (args) => {
+      const text = readFileSync(args.path, 'utf8');
+      const line = "const childProcess = require('node:child_process');";
+      if (!text.includes(line)) return { errors: [{ text: `commander changed: no "${line}" in ${args.path}` }] };
+      const lazy = "const childProcess = { spawn: (...a) => require('node:child_process').spawn(...a) };";
+      return { contents: text.replace(line, lazy), loader: 'js' };
+    });
+  },
+};
+
 const common = {
   bundle: true,
   platform: 'node',
@@ -184,71 +225,126 @@ const common = {
 };
 
 rmSync(outdir, { recursive: true, force: true });
-// main.js: commander and the command definitions, an ES module Node loads itself (what `--help` loads).
+// main.cjs: commander and the command definitions (what `--help` loads), CommonJS like everything bin.js loads:
+// dist/bin.js is an ES module (the package's type), but what it requires runs without Node's ES module loader
+// (which reads modules through fs/promises and streams) and without ES module facades of Node's built-ins (each
+// reads every export of its module: node:fs's lazy `promises` and streams among them).
 const main = await build({
   ...common,
   entryPoints: { main: join(dist, 'main.js') },
   outdir,
-  format: 'esm',
-  // CommonJS libraries in an ES module bundle call require() for Node built-ins.
-  banner: {
-    js: "import { createRequire as __demiurgeRequire } from 'node:module'; const require = __demiurgeRequire(import.meta.url);",
-  },
-  plugins: [toRuntime, workspace],
+  format: 'cjs',
+  outExtension: { '.js': '.cjs' },
+  plugins: [toRuntime, workspace, lazyChildProcess],
 });
 
-// runtime-<hash>.cjs: every module main.js loads on use, and what they import, in one CommonJS file whose
+// runtime-<hash>.cjs: every module main.cjs loads on use, and what they import, in one CommonJS file whose
 // modules initialise on their first import() (esbuild wraps each lazily loaded module). One file, so that
-// runtime-loader.js can compile it with V8's code cache (Node 20 has none for ES modules); CommonJS run in
+// runtime-loader.cjs can compile it with V8's code cache (Node 20 has none for ES modules); CommonJS run in
 // strict mode, as the ES modules it is made of.
-const entry = [...runtimeModules]
-  .map(([key, file]) => `  ${JSON.stringify(key)}: () => import(${JSON.stringify(file)}),`)
-  .join('\n');
-const runtime = await build({
-  ...common,
-  stdin: {
-    contents: `export const modules = {\n${entry}\n};\n`,
-    resolveDir: dist,
-    sourcefile: 'runtime-entry.js',
-    loader: 'js',
-  },
-  outdir,
-  entryNames: 'runtime-[hash]',
-  outExtension: { '.js': '.cjs' },
-  format: 'cjs',
-  banner: { js: "'use strict';" },
-  define: { 'import.meta.dirname': '__dirname' },
-  plugins: [workspace],
-});
-const runtimeFile = Object.keys(runtime.metafile.outputs)
-  .find((file) => file.endsWith('.cjs'))
-  ?.replace(/^.*[\\/]/, '');
-if (!runtimeFile) throw new Error('bundle: esbuild wrote no runtime file');
-// The runtime's own `import()` calls (slot modules, esbuild, a dependency's fallback such as pkce-challenge's
-// `import("node:crypto")`) go through the loader (`__demiurgeImport`, see runtime-loader.mjs), which imports any
-// specifier. `import(` inside a backquoted comment of a readable build is left alone; the build stops when the
-// count of rewritten calls differs from the count found, to be looked at.
-const runtimePath = join(outdir, runtimeFile);
-const runtimeText = readFileSync(runtimePath, 'utf8');
-const callPattern = /(?<![\w$.`'"])import\((?=[\w"'`(])/g;
-const imports = runtimeText.match(callPattern)?.length ?? 0;
-const rewritten = runtimeText.replace(callPattern, '__demiurgeImport(');
-const left = rewritten.match(callPattern)?.length ?? 0;
-if (left > 0) throw new Error(`bundle: ${left} of ${imports} import( in ${runtimeFile} were not rewritten`);
-writeFileSync(runtimePath, rewritten);
-copyFileSync(join(root, 'scripts', 'runtime-loader.mjs'), join(outdir, 'runtime-loader.js'));
-const mainFile = join(outdir, 'main.js');
+//
+// A command in OWN_RUNTIME also gets a file of its own, `runtime-<name>-<hash>.cjs`: that command's module, the
+// error conversion and what they import, nothing else. Reading, deserialising and running the top level of a
+// file costs in proportion to its size and its module count, whatever the command then evaluates: `status`
+// spent about a quarter of its instructions on the 3.6 MB shared file's (see docs/performance.md#start-up).
+// Each process loads one command's module (and the error conversion), so class identities never cross files.
+const OWN_RUNTIME = ['commands/status.js', 'commands/host.js'];
+const errorsKey = 'cli-errors.js';
+
+/**
+ * Node built-ins that a command may never use but whose modules are required when a module importing them
+ * initialises: `node:crypto` (ids, hashes: about 19 M instructions to load, a twentieth of `status`) and
+ * `node:timers/promises` (about 9 M). In the runtime files each `require()` of them returns a stand-in that
+ * requires the module on first use of any of its properties (get, has, keys: a namespace copy loads it).
+ */
+const LAZY_BUILTIN_PATTERN = /\brequire\("((?:node:)?(?:crypto|timers\/promises))"\)/g;
+const LAZY_BUILTIN_HELPER = [
+  'function __demiurgeLazyBuiltin(id) {',
+  '  let loaded;',
+  '  const load = () => (loaded ??= require(id));',
+  '  return new Proxy({}, {',
+  '    get: (_, key) => load()[key],',
+  '    has: (_, key) => key in load(),',
+  '    ownKeys: () => Reflect.ownKeys(load()),',
+  '    getOwnPropertyDescriptor: (_, key) => {',
+  '      const found = Reflect.getOwnPropertyDescriptor(load(), key);',
+  '      return found && { ...found, configurable: true };',
+  '    },',
+  '    getPrototypeOf: () => Reflect.getPrototypeOf(load()),',
+  '  });',
+  '}',
+].join('\n');
+
+/** Builds one runtime file holding `keys` (and what they import); returns its file name. */
+async function buildRuntime(keys, entryNames) {
+  const entry = keys
+    .map((key) => `  ${JSON.stringify(key)}: () => import(${JSON.stringify(runtimeModules.get(key))}),`)
+    .join('\n');
+  const runtime = await build({
+    ...common,
+    stdin: {
+      contents: `export const modules = {\n${entry}\n};\n`,
+      resolveDir: dist,
+      sourcefile: 'runtime-entry.js',
+      loader: 'js',
+    },
+    outdir,
+    entryNames,
+    outExtension: { '.js': '.cjs' },
+    format: 'cjs',
+    banner: { js: `'use strict';\n${LAZY_BUILTIN_HELPER}` },
+    define: { 'import.meta.dirname': '__dirname' },
+    plugins: [workspace],
+  });
+  metafiles.push(runtime.metafile);
+  const runtimeFile = Object.keys(runtime.metafile.outputs)
+    .find((file) => file.endsWith('.cjs'))
+    ?.replace(/^.*[\\/]/, '');
+  if (!runtimeFile) throw new Error('bundle: esbuild wrote no runtime file');
+  // The runtime's own `import()` calls (slot modules, esbuild, a dependency's fallback such as pkce-challenge's
+  // `import("node:crypto")`) go through the loader (`__demiurgeImport`, see runtime-loader.cjs), which imports any
+  // specifier. `import(` inside a backquoted comment of a readable build is left alone; the build stops when the
+  // count of rewritten calls differs from the count found, to be looked at.
+  const runtimePath = join(outdir, runtimeFile);
+  const runtimeText = readFileSync(runtimePath, 'utf8');
+  const callPattern = /(?<![\w$.`'"])import\((?=[\w"'`(])/g;
+  const imports = runtimeText.match(callPattern)?.length ?? 0;
+  const rewritten = runtimeText
+    .replace(callPattern, '__demiurgeImport(')
+    .replace(LAZY_BUILTIN_PATTERN, (_, id) => `__demiurgeLazyBuiltin(${JSON.stringify(id)})`);
+  const left = rewritten.match(callPattern)?.length ?? 0;
+  if (left > 0) throw new Error(`bundle: ${left} of ${imports} import( in ${runtimeFile} were not rewritten`);
+  writeFileSync(runtimePath, rewritten);
+  return runtimeFile;
+}
+
+const metafiles = [main.metafile];
+const runtimeFile = await buildRuntime([...runtimeModules.keys()], 'runtime-[hash]');
+/** key → the runtime file main.js loads it from. */
+const runtimeOf = new Map([...runtimeModules.keys()].map((key) => [key, runtimeFile]));
+for (const key of OWN_RUNTIME) {
+  if (!runtimeModules.has(key)) throw new Error(`bundle: OWN_RUNTIME names ${key}, which main.js never imports`);
+  const name = key.replace(/^.*\//, '').replace(/\.js$/, '');
+  runtimeOf.set(key, await buildRuntime([key, errorsKey], `runtime-${name}-[hash]`));
+}
+copyFileSync(join(root, 'scripts', 'runtime-loader.cjs'), join(outdir, 'runtime-loader.cjs'));
+const mainFile = join(outdir, 'main.cjs');
 let replaced = 0;
 const mainText = readFileSync(mainFile, 'utf8').replace(/\bimport\("demiurge-runtime:([^"]+)"\)/g, (_, key) => {
   replaced++;
-  return `__demiurgeRuntime(${JSON.stringify(runtimeFile)}, ${JSON.stringify(key)})`;
+  return `__demiurgeRuntime(${JSON.stringify(runtimeOf.get(key))}, ${JSON.stringify(key)})`;
 });
 if (replaced === 0 || mainText.includes('demiurge-runtime:')) {
   throw new Error(
     `bundle: ${replaced} runtime imports replaced in main.js, some left: rebuild with BUNDLE_READABLE=1 to see`,
   );
 }
-writeFileSync(mainFile, `import { loadRuntime as __demiurgeRuntime } from './runtime-loader.js';\n${mainText}`);
+// main-<hash>.cjs: the loader runs it with a code cache of its own too, so its name carries a hash of its final
+// text (V8 checks only a source's length against a cache: the name keeps a cache from meeting other code).
+const mainFinal = `'use strict';\nconst { loadRuntime: __demiurgeRuntime } = require('./runtime-loader.cjs');\n${mainText}`;
+const mainName = `main-${createHash('sha256').update(mainFinal).digest('hex').slice(0, 8).toUpperCase()}.cjs`;
+writeFileSync(join(outdir, mainName), mainFinal);
+rmSync(mainFile);
 writeFileSync(
   join(dist, 'bin.js'),
   [
@@ -258,12 +354,14 @@ writeFileSync(
     '',
     "// Node 22.1 and later keep V8's compiled code of the bundle on disk between runs; Node 20 has no such cache.",
     'nodeModule.enableCompileCache?.();',
-    "await import('./bundle/main.js');",
+    '// CommonJS from here on (see scripts/bundle.mjs): no ES module loader, no facades of built-ins; the main',
+    "// file is compiled with V8's code cache like the runtime (bundle/runtime-loader.cjs).",
+    `nodeModule.createRequire(import.meta.url)('./bundle/runtime-loader.cjs').runMain(${JSON.stringify(mainName)});`,
     '',
   ].join('\n'),
 );
 if (process.env.BUNDLE_META) {
-  const outputs = { ...main.metafile.outputs, ...runtime.metafile.outputs };
-  const inputs = { ...main.metafile.inputs, ...runtime.metafile.inputs };
+  const outputs = Object.assign({}, ...metafiles.map((m) => m.outputs));
+  const inputs = Object.assign({}, ...metafiles.map((m) => m.inputs));
   writeFileSync(process.env.BUNDLE_META, JSON.stringify({ inputs, outputs }));
 }

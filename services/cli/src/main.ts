@@ -1,4 +1,5 @@
-// The CLI's process entry: bin.js imports it (unbundled), or dist/bundle/main.js is its bundle.
+// The CLI's process entry: bin.js imports it (unbundled), or dist/bundle/main.cjs is its bundle (loaded with
+// require(): a CommonJS entry needs none of Node's ES module loader, see docs/performance.md#start-up).
 import { runCli } from './program.js';
 
 // A reader that went away (`demiurge events --follow | head`) ends the output, not the process with a stack.
@@ -7,4 +8,7 @@ process.stdout.on('error', (err: NodeJS.ErrnoException) => {
   throw err;
 });
 
-process.exitCode = await runCli(process.argv.slice(2));
+// No top-level await: the bundle is CommonJS. runCli never rejects (it converts every error to an exit code).
+void runCli(process.argv.slice(2)).then((code) => {
+  process.exitCode = code;
+});

@@ -30,7 +30,8 @@ describe('the code cache of the CLI runtime', () => {
       const first = await statusOf(home.path, dir);
       expect(first.code).toBe(0);
       expect(report(first.stderr)).toBe('none');
-      const files = readdirSync(dir).filter((f) => f.endsWith('.v8'));
+      // The runtime file's cache (the main file, commander and the definitions, has one of its own).
+      const files = readdirSync(dir).filter((f) => f.endsWith('.v8') && f.startsWith('runtime'));
       expect(files).toHaveLength(1);
       expect(files[0]).toMatch(/commands_status\.js/);
       const file = join(dir, files[0]!);
@@ -56,6 +57,22 @@ describe('the code cache of the CLI runtime', () => {
       expect(off.code).toBe(0);
       expect(report(off.stderr)).toBe('off');
       expect(stable(off.stdout)).toBe(stable(first.stdout));
+    } finally {
+      home.remove();
+    }
+  });
+
+  it('a run that fails writes no cache (it may have stopped early); the next run that succeeds writes it', async () => {
+    const home = tempHome();
+    try {
+      const dir = mkdtempSync(join(cacheDir, 'failed-'));
+      const failed = await statusOf(home.path, dir);
+      expect(failed.code).toBe(1);
+      expect(failed.stderr).toMatch(/no runtime database/);
+      expect(readdirSync(dir).filter((f) => f.endsWith('.v8'))).toEqual([]);
+      expect((await demiurge(['init', '--home', home.path], env(dir))).code).toBe(0);
+      expect(report((await statusOf(home.path, dir)).stderr)).toBe('none');
+      expect(report((await statusOf(home.path, dir)).stderr)).toBe('used');
     } finally {
       home.remove();
     }

@@ -98,6 +98,28 @@ describe('what a command loads', () => {
       home.remove();
     }
   });
+
+  it('status loads its own runtime file and the native addon only: no JavaScript from node_modules, no crypto, no child_process', async () => {
+    const home = tempHome();
+    try {
+      expect((await demiurge(['init', '--home', home.path])).code).toBe(0);
+      const r = recording();
+      const status = await demiurge(['status', '--home', home.path], { ...r.env, DEMIURGE_CODE_CACHE_REPORT: '1' });
+      expect(status.code).toBe(0);
+      const loaded = r.loaded();
+      // better-sqlite3's JavaScript is in the bundle (with the runtime's code cache); its addon is required by
+      // the path found at build time. The runtime file is status's own, not the one holding every command.
+      expect(loaded.filter((url) => url.includes('/node_modules/') && !url.endsWith('.node'))).toEqual([]);
+      expect(loaded.some((url) => url.endsWith('better_sqlite3.node'))).toBe(true);
+      // (The loader compiles runtime files itself, so its report names the one it compiled.)
+      expect(status.stderr).toMatch(/^code cache \w+: .*[\\/]runtime-status-\w+\.cjs\.commands_status\.js\./m);
+      // node:crypto (ids, hashes) and node:child_process (commander's executable subcommands) are required on use.
+      const builtins = r.builtins();
+      expect(builtins.filter((m) => /^NativeModule (crypto|child_process)$/.test(m))).toEqual([]);
+    } finally {
+      home.remove();
+    }
+  });
 });
 
 /** `demiurge serve --log-json` until ready, then SIGTERM: its JSON log records and the modules it loaded. */

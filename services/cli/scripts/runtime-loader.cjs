@@ -1,4 +1,4 @@
-// Copied by scripts/bundle.mjs into dist/bundle/runtime-loader.js: loads the CLI's runtime bundle (every
+// Copied by scripts/bundle.mjs into dist/bundle/runtime-loader.cjs: loads the CLI's runtime bundle (every
 // command's implementation, one CommonJS file) with a V8 code cache, so that a command does not parse and
 // compile the runtime's JavaScript again at every start. Node 20 keeps no compiled code of ES modules between
 // runs (Node 22.1's module.enableCompileCache does, for ES modules too); `vm.Script` takes V8's cached data.
@@ -10,10 +10,13 @@
 // compiled. DEMIURGE_CODE_CACHE: unset → `code-cache/` beside this file; `off` → no cache; else a directory.
 // DEMIURGE_CODE_CACHE_REPORT=1 prints `code cache used|none|rejected|off` on stderr. See
 // docs/performance.md#the-runtime-file-and-v8s-code-cache.
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import nodeModule from 'node:module';
-import { dirname, join } from 'node:path';
-import vm from 'node:vm';
+// CommonJS, like main.cjs that requires it: importing a built-in from an ES module builds its ES module facade,
+// which reads every export (node:fs's lazy `promises` and streams among them).
+'use strict';
+const { mkdirSync, readFileSync, renameSync, writeFileSync } = require('node:fs');
+const nodeModule = require('node:module');
+const { dirname, join } = require('node:path');
+const vm = require('node:vm');
 
 const WRITE_AFTER_MS = 2000;
 /**
@@ -24,17 +27,32 @@ const WRITE_AFTER_MS = 2000;
 const WRAPPER = ['(function (exports, require, module, __filename, __dirname, __demiurgeImport) {', '\n})'];
 const importer = (specifier) => import(specifier);
 
-let runtime;
+/** The runtime files this process evaluated, in order: file name → exports. */
+const runtimes = new Map();
 
 /**
- * The namespace of the runtime's module `key` (`commands/status.js`): `runtimeFile` (beside this file) is
- * compiled and evaluated on the first call, then each module initialises on its first load.
+ * The namespace of the runtime's module `key` (`commands/status.js`): from a runtime file this process already
+ * evaluated that holds it (a command's own file holds the error conversion too, so the classes a command throws
+ * are the ones it is converted with), else from `runtimeFile` (beside this file), compiled and evaluated on the
+ * first call; each module initialises on its first load.
  */
-export function loadRuntime(runtimeFile, key) {
-  runtime ??= evaluate(join(import.meta.dirname, runtimeFile), key);
+function loadRuntime(runtimeFile, key) {
+  let runtime = [...runtimes.values()].find((r) => Object.hasOwn(r.modules, key));
+  if (!runtime) {
+    runtime = runtimes.get(runtimeFile) ?? evaluate(join(__dirname, runtimeFile), key);
+    runtimes.set(runtimeFile, runtime);
+  }
   const load = runtime.modules[key];
   if (!load) throw new Error(`the CLI bundle has no module ${key}; rebuild the CLI (pnpm run build)`);
   return load();
+}
+
+/**
+ * Runs the CLI's main file (`main-<hash>.cjs` beside this file: commander and the command definitions), compiled
+ * with a code cache of its own (`key` main), shared by every command.
+ */
+function runMain(mainFile) {
+  evaluate(join(__dirname, mainFile), 'main');
 }
 
 function evaluate(file, key) {
@@ -54,7 +72,9 @@ function evaluate(file, key) {
   });
   if (process.env.DEMIURGE_CODE_CACHE_REPORT) {
     const state = !cacheFile ? 'off' : !cachedData ? 'none' : script.cachedDataRejected ? 'rejected' : 'used';
-    process.stderr.write(`code cache ${state}${cacheFile ? `: ${cacheFile}` : ''}\n`);
+    // The main file's line says so first; a runtime file's starts with `code cache` (what tests read).
+    const what = key === 'main' ? 'main file code cache' : 'code cache';
+    process.stderr.write(`${what} ${state}${cacheFile ? `: ${cacheFile}` : ''}\n`);
   }
   const module = { exports: {}, id: file, filename: file, loaded: false };
   script.runInThisContext()(module.exports, nodeModule.createRequire(file), module, file, dirname(file), importer);
@@ -73,7 +93,7 @@ function cachePath(file, key) {
   return join(dir, name);
 }
 
-/** Writes what this run compiled once: at exit, or after a while for a process that keeps running. */
+/** Writes what this run compiled once: at a successful exit, or after a while for a process that keeps running. */
 function writeLater(script, cacheFile) {
   let written = false;
   const write = () => {
@@ -88,7 +108,11 @@ function writeLater(script, cacheFile) {
       // A cache that cannot be written (a read-only install) only means the next start compiles again.
     }
   };
-  process.once('exit', write);
+  // A run that failed may have stopped early (no home yet, a usage error): what it compiled would be a poor
+  // cache for every later run, so only a run that exits 0 writes it; the next one that does writes it then.
+  process.once('exit', (code) => {
+    if (code === 0) write();
+  });
   setTimeout(write, WRITE_AFTER_MS).unref();
 }
 
@@ -98,3 +122,5 @@ function fnv1a(text) {
   for (let i = 0; i < text.length; i++) hash = Math.imul(hash ^ text.charCodeAt(i), 0x01000193) >>> 0;
   return hash.toString(16).padStart(8, '0');
 }
+
+module.exports = { loadRuntime, runMain };
