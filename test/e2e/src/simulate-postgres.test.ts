@@ -66,11 +66,22 @@ describe('demiurge simulate --store-url (child process, real PostgreSQL)', () =>
 
   it('a failure on PostgreSQL names the seed and how to reproduce it there; a bad URL or server is one clear line', async () => {
     const url = await server!.createDatabase();
-    const run = await demiurge(['simulate', '--store-url', url, '--seeds', '2', '--inject-bug', 'ack-before-send']);
+    // Seeds 8 and 9 dispatch a delivery the bug acknowledges unsent (with pause and resume among the actions).
+    const run = await demiurge([
+      'simulate',
+      '--store-url',
+      url,
+      '--seed',
+      '8',
+      '--seeds',
+      '2',
+      '--inject-bug',
+      'ack-before-send',
+    ]);
     expect(run.code).toBe(1);
     expect(run.stdout).toContain('acknowledged (sent) but the sink never received it');
     expect(run.stdout).toMatch(/reproduce: demiurge simulate --seed \d+ --seeds 1 --store-url postgres:\/\/postgres@/);
-    expect(run.stdout).toMatch(/simulate: 2 scenario\(s\), seeds 1\.\.2, on the bundled core and PostgreSQL postgres:/);
+    expect(run.stdout).toMatch(/simulate: 2 scenario\(s\), seeds 8\.\.9, on the bundled core and PostgreSQL postgres:/);
     expect(run.stdout).not.toContain('demiurge-test');
     expect(await simSchemas(url)).toEqual([]);
     const notPg = await demiurge(['simulate', '--store-url', 'mysql://db/x', '--seeds', '1']);
