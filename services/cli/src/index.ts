@@ -20,6 +20,14 @@ export {
   type SeedContext,
 } from './sweep/host-driver.js';
 export {
+  type HostExit,
+  type HostProcess,
+  HostStartError,
+  type ReadyLine,
+  type StartHostOptions,
+  startHost,
+} from './sweep/host-process.js';
+export {
   cancelScenario,
   compactionScenario,
   deliveryScenario,
@@ -27,8 +35,9 @@ export {
   scheduleScenario,
   turnScenario,
 } from './sweep/scenarios.js';
-export type { FakeStep, Home, HomeConfig } from './sweep/sweep-home.js';
+export { type FakeStep, type Home, type HomeConfig, writeHome } from './sweep/sweep-home.js';
 export { SweepLog } from './sweep/sweep-log.js';
+export { verifyProblems } from './sweep/verify-home.js';
 export { type SinkHit, startWebhookSink, type WebhookSink } from './sweep/webhook-sink.js';
 export { checkInvariants, Invariant, type InvariantFinding } from './verify/invariants.js';
 export { diffProjection, type ProjectionDifference } from './verify/projection-diff.js';

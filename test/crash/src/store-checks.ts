@@ -1,4 +1,4 @@
-import { checkInvariants } from '@demiurge/cli';
+import { checkInvariants, verifyProblems } from '@demiurge/cli';
 import { openSqliteEventStore } from '@demiurge/event-store-sqlite';
 import { hostProjectors } from '@demiurge/host';
 import { verifyLog } from '@demiurge/lifecycle';
@@ -56,53 +56,11 @@ export async function checkStoppedStore(db: string, acks: readonly Ack[]): Promi
   }
 }
 
-/** The parts of `demiurge verify --json` the tests report. */
-export interface VerifyJson {
-  readonly ok: boolean;
-  readonly head: number;
-  readonly durationMs: number;
-  readonly chain: { ok: boolean; firstBreak?: { position: number; reason: string } };
-  readonly log: { ok: boolean; violationCount: number; violations: { position: number; message: string }[] };
-  readonly invariants: { ok: boolean; findings: { invariant: string; subject: string; message: string }[] };
-  readonly projections: {
-    ok: boolean;
-    differenceCount: number;
-    differences: { projector: string; collection: string; id: string; kind: string; fields?: unknown[] }[];
-  };
-}
-
 /** `demiurge verify --json --home H` as a child: exit 0 and its report, or the problems it lists. */
 export async function verifyHome(
   home: string,
 ): Promise<{ ok: boolean; ms: number; problems: { check: string; detail: string }[] }> {
   const started = Date.now();
   const run = await demiurge(['verify', '--json', '--home', home]);
-  const ms = Date.now() - started;
-  let report: VerifyJson;
-  try {
-    report = JSON.parse(run.stdout) as VerifyJson;
-  } catch {
-    const detail = `verify exited ${run.code} without a JSON report: ${run.stderr}`;
-    return { ok: false, ms, problems: [{ check: 'verify: ran', detail }] };
-  }
-  const problems = [
-    ...(report.chain.firstBreak
-      ? [
-          {
-            check: 'verify: hash chain',
-            detail: `position ${report.chain.firstBreak.position}: ${report.chain.firstBreak.reason}`,
-          },
-        ]
-      : []),
-    ...report.log.violations.map((v) => ({ check: 'verify: log', detail: `position ${v.position}: ${v.message}` })),
-    ...report.invariants.findings.map((f) => ({ check: `verify: invariant ${f.invariant}`, detail: f.message })),
-    ...report.projections.differences.map((d) => ({
-      check: 'verify: projections equal a rebuild',
-      detail: `${d.projector} ${d.collection}/${d.id} ${d.kind}: ${JSON.stringify(d.fields ?? [])}`,
-    })),
-  ];
-  if (run.code !== 0 && problems.length === 0) {
-    problems.push({ check: 'verify: exit code', detail: `verify exited ${run.code}: ${run.stderr}` });
-  }
-  return { ok: run.code === 0 && report.ok, ms, problems };
+  return { ...verifyProblems(run), ms: Date.now() - started };
 }

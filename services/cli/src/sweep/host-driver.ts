@@ -180,7 +180,7 @@ async function runScenario(
     /** One host process: start, drive, wait until settled; false when it died (crashed) before that. */
     const serve = async (env: NodeJS.ProcessEnv): Promise<boolean> => {
       try {
-        host = await startHost(home.dir, home.workspace, env);
+        host = await startHost(home.dir, { cwd: home.workspace, env });
       } catch (err) {
         // Killed at a commit of its start (recovery): it never printed its ready line.
         if (crashed()) return false;

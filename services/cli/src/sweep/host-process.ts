@@ -7,13 +7,14 @@ import { COMMIT_TRACE_ENV, CRASH_AT_COMMIT_ENV, INJECT_BUG_ENV } from '@demiurge
 export const cliBin = resolve(import.meta.dirname, '..', 'bin.js');
 
 /**
- * The environment of a child the sweep starts: this process's, without what would point the child elsewhere
- * (`DEMIURGE_STORE_URL`: the sweep's homes are SQLite files, which the commit hook needs) or crash it where
- * the sweep did not ask (the crash-point variables, set per run by the driver), plus `extra`.
+ * The environment of a child the sweep starts: this process's, without what would crash it where the sweep did
+ * not ask (the crash-point variables, set per run by the driver) or, unless `keepStoreUrl`, point it elsewhere
+ * (`DEMIURGE_STORE_URL`: the sweep's homes are SQLite files, which the commit hook needs), plus `extra`.
  */
-export function childEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
+export function childEnv(extra: NodeJS.ProcessEnv = {}, keepStoreUrl = false): NodeJS.ProcessEnv {
   const env = { ...process.env };
-  for (const name of ['DEMIURGE_STORE_URL', CRASH_AT_COMMIT_ENV, COMMIT_TRACE_ENV, INJECT_BUG_ENV]) delete env[name];
+  for (const name of [CRASH_AT_COMMIT_ENV, COMMIT_TRACE_ENV, INJECT_BUG_ENV]) delete env[name];
+  if (!keepStoreUrl) delete env.DEMIURGE_STORE_URL;
   return { ...env, ...extra };
 }
 
@@ -23,6 +24,8 @@ export interface ReadyLine {
   readonly home: string;
   readonly socket: string;
   readonly owner: string;
+  readonly provider?: string;
+  readonly core?: string;
 }
 
 export interface HostExit {
@@ -41,6 +44,19 @@ export interface HostProcess {
   stop(signal?: NodeJS.Signals): Promise<HostExit>;
 }
 
+export interface StartHostOptions {
+  /** The working directory of the host (its default workspace). */
+  readonly cwd: string;
+  /** Variables added to {@link childEnv}'s environment. */
+  readonly env?: NodeJS.ProcessEnv;
+  /** Pass this process's `DEMIURGE_STORE_URL` on (the crash suites on PostgreSQL); the sweep drops it. */
+  readonly keepStoreUrl?: boolean;
+  /** More arguments of `serve` (e.g. `--log-json`). */
+  readonly args?: readonly string[];
+  /** How long the ready line may take (default 60 s); later, the start fails with the host's stderr. */
+  readonly readyTimeoutMs?: number;
+}
+
 const STDERR_KEEP = 64 * 1024;
 
 /** A host the sweep started exited or hung before it served (a core whose slots fail at start, say). */
@@ -57,14 +73,14 @@ export class HostStartError extends Error {
 }
 
 /**
- * Starts the real host on `home` (working directory `cwd`, the variables of `env` added to {@link childEnv})
- * and resolves with its ready line; fails with its stderr when it exits first or is not ready within 60 s.
+ * Starts the real host on `home` and resolves with its ready line; fails ({@link HostStartError}, with its
+ * stderr) when it exits first or is not ready in time. The sweep and the crash suites start their hosts here.
  */
-export function startHost(home: string, cwd: string, env: NodeJS.ProcessEnv = {}): Promise<HostProcess> {
+export function startHost(home: string, options: StartHostOptions): Promise<HostProcess> {
   const child: ChildProcessByStdio<null, Readable, Readable> = spawn(
     process.execPath,
-    [cliBin, 'serve', '--json', '--home', home],
-    { cwd, env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] },
+    [cliBin, 'serve', '--json', '--home', home, ...(options.args ?? [])],
+    { cwd: options.cwd, env: childEnv(options.env, options.keepStoreUrl), stdio: ['ignore', 'pipe', 'pipe'] },
   );
   let stdout = '';
   let stderr = '';
@@ -77,7 +93,7 @@ export function startHost(home: string, cwd: string, env: NodeJS.ProcessEnv = {}
     return exited;
   };
   // Generous: a loaded 2-core machine can take many seconds to start a Node process.
-  const timeoutMs = 60_000;
+  const timeoutMs = options.readyTimeoutMs ?? 60_000;
   return new Promise<HostProcess>((resolveStart, reject) => {
     let settled = false;
     const fail = (why: string) => {

@@ -18,12 +18,26 @@ interface VerifyJson {
  * problems (`verify: …`); none when it passed.
  */
 export async function verifyHome(home: string): Promise<CheckProblem[]> {
-  const run = await demiurgeChild(['verify', '--json', '--home', home]);
+  return verifyProblems(await demiurgeChild(['verify', '--json', '--home', home])).problems;
+}
+
+/**
+ * What a finished `demiurge verify --json` run found, as problems (`verify: hash chain`, `verify: log`,
+ * `verify: invariant …`, `verify: projections equal a rebuild`, or why it gave no report); `ok` when it passed.
+ */
+export function verifyProblems(run: {
+  readonly code: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}): { readonly ok: boolean; readonly problems: CheckProblem[] } {
   let report: VerifyJson;
   try {
     report = JSON.parse(run.stdout) as VerifyJson;
   } catch {
-    return [{ check: 'verify: ran', detail: `verify exited ${run.code} without a JSON report: ${run.stderr}` }];
+    return {
+      ok: false,
+      problems: [{ check: 'verify: ran', detail: `verify exited ${run.code} without a JSON report: ${run.stderr}` }],
+    };
   }
   const problems: CheckProblem[] = [
     ...(report.chain.firstBreak
@@ -44,5 +58,5 @@ export async function verifyHome(home: string): Promise<CheckProblem[]> {
   if (run.code !== 0 && problems.length === 0) {
     problems.push({ check: 'verify: exit code', detail: `verify exited ${run.code}: ${run.stderr}` });
   }
-  return problems;
+  return { ok: run.code === 0 && report.ok, problems };
 }
