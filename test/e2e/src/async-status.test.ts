@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { demiurge, demiurgeJson, tempHome } from './cli.js';
+import { until } from './core-home.js';
 import { INIT, rawGateway, request, type ServeProcess, startServe, writeHostHome } from './serve-process.js';
 
 // operator-status is an asynchronous read model (issue 16): a real host applies it after the commit, and
@@ -17,6 +18,16 @@ afterEach(async () => {
   serve = undefined;
   home.remove();
 });
+
+/** How many events of `type` the file's log holds, read by another connection. */
+function countEvents(type: string): number {
+  const db = new Database(join(home.path, 'runtime', 'runtime.sqlite3'), { readonly: true });
+  try {
+    return db.prepare('SELECT COUNT(*) FROM events WHERE type = ?').pluck().get(type) as number;
+  } finally {
+    db.close();
+  }
+}
 
 /** The head and the checkpoints, as another connection reads the file (one snapshot: the host may be committing). */
 function fileState(): { head: number; checkpoints: Record<string, number> } {
@@ -46,6 +57,12 @@ it('a serving host applies operator-status after the commit; the gateway, status
   await gw.take((f) => f.id === 'submit');
   // The answer's delivery: the outbox work item was claimed and succeeded (work.* and delivery.* events).
   await gw.take((f) => f.event === 'operator.deliver', 30_000);
+  // The client is told first, the send's success is committed right after (under load, after this frame).
+  await until(
+    async () => countEvents('work.succeeded'),
+    (n) => n >= 1,
+    30_000,
+  );
 
   const during = fileState();
   expect(during.checkpoints['work-items']).toBe(during.head);
