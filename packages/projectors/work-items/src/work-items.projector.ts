@@ -35,17 +35,6 @@ function factsOf(item: WorkItemView): WorkFacts {
   };
 }
 
-/** What the machine allows in each status: a function of the status alone, so asked once per status. */
-const allowedIn = new Map<WorkItemView['status'], WorkItemView['allowed']>();
-const allowedOf = (status: WorkItemView['status']): WorkItemView['allowed'] => {
-  let allowed = allowedIn.get(status);
-  if (!allowed) {
-    allowed = Object.freeze(allowedEvents(workLifecycle, status));
-    allowedIn.set(status, allowed);
-  }
-  return allowed;
-};
-
 /** The view of the item after the fold: its facts, the time and version of the event, what the machine allows now. */
 function viewOf(facts: WorkFacts, event: RecordedEvent): WorkItemView | undefined {
   const { status, workId, kind, subjectId, dueAt, enqueuedAt } = facts;
@@ -68,7 +57,7 @@ function viewOf(facts: WorkFacts, event: RecordedEvent): WorkItemView | undefine
     enqueuedAt,
     updatedAt: event.recordedAt,
     version: event.streamVersion,
-    allowed: allowedOf(status),
+    allowed: allowedEvents(workLifecycle, status),
   };
 }
 

@@ -55,7 +55,10 @@ export async function askApproval(
     // Cancelled while it waited: nothing will ever run on this approval, so it is not left open for an operator
     // (a host closing or a lost lease keep it: the run resumes and waits on it again).
     if (err instanceof TurnStopped && err.reason.kind === 'cancel_requested') {
-      await approvals.expire(approvalId).catch(() => {});
+      await approvals.expire(approvalId).catch((error: unknown) =>
+        // Answered or expired meanwhile (a version conflict), or the store refused: the cancel still stands.
+        deps.logger.warn('could not expire the approval of a cancelled run', { runId: exec.runId, approvalId, error }),
+      );
     }
     throw err;
   });
