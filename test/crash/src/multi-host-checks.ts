@@ -72,23 +72,49 @@ export interface ScheduleReport {
    * `attempts_exhausted` and did not fire, by design (never fired twice, retried a bounded number of times).
    */
   readonly exhaustedByKills: string[];
+  /**
+   * The due time still undecided when the test disabled the schedule (the window's close), that one host enqueued
+   * while another, which read the file disabled, retired its instance (`schedule_disabled`): its fire failed
+   * `not_fired`, as docs/schedules.md ("Exactly once") says. Only a due time less than one period before the close.
+   */
+  readonly closedByDisable: string[];
+  /** The latest a due time was enqueued after it was due, in seconds (how late the hosts' ticks ran). */
+  readonly maxEnqueueLateS: number;
 }
 
+/** Names a host process (its claim owner / actor id) in a failure message: the test's label, and whether it was killed. */
+export type HostNamer = (owner: string) => string;
+
 /** Every due time of the schedule's window fired exactly once (its task started once), across hosts and kills. */
-export function scheduleReport(events: readonly RecordedEvent[], killed: ReadonlySet<string>): ScheduleReport {
+export function scheduleReport(
+  events: readonly RecordedEvent[],
+  killed: ReadonlySet<string>,
+  options: { closedAt?: number; who?: HostNamer } = {},
+): ScheduleReport {
   const itemsByDue = new Map<string, number>();
   const dueOfItem = new Map<string, string>();
   const claimants = new Map<string, string[]>();
   const exhausted = new Set<string>();
   const tasksByDue = new Map<string, string[]>();
   const starts = new Map<string, number>();
+  const lastWorkEvent = new Map<string, RecordedEvent>();
+  const dueOfInstance = new Map<string, string>();
+  const instanceErrors = new Map<string, string[]>();
   let interrupted = 0;
+  let maxLateMs = 0;
   for (const e of events) {
     const data = e.data as Record<string, unknown>;
     if (e.type === 'work.enqueued' && data.kind === 'schedule.fire') {
       const dueAt = (data.payload as { dueAt: string }).dueAt;
       itemsByDue.set(dueAt, (itemsByDue.get(dueAt) ?? 0) + 1);
       dueOfItem.set(e.streamId, dueAt);
+      maxLateMs = Math.max(maxLateMs, Date.parse(e.recordedAt) - Date.parse(dueAt));
+    }
+    if (dueOfItem.has(e.streamId)) lastWorkEvent.set(e.streamId, e);
+    if (e.type === 'schedule_instance.scheduled') dueOfInstance.set(e.streamId, data.dueAt as string);
+    if (e.type === 'schedule_instance.failed' && dueOfInstance.has(e.streamId)) {
+      const dueAt = dueOfInstance.get(e.streamId)!;
+      instanceErrors.set(dueAt, [...(instanceErrors.get(dueAt) ?? []), (data.error as { code: string }).code]);
     }
     if (e.type === 'work.claimed' && dueOfItem.has(e.streamId)) {
       claimants.set(e.streamId, [...(claimants.get(e.streamId) ?? []), data.owner as string]);
@@ -111,7 +137,26 @@ export function scheduleReport(events: readonly RecordedEvent[], killed: Readonl
   const notFired: string[] = [];
   const firedTwice: string[] = [];
   const exhaustedByKills: string[] = [];
-  if (due.length === 0) return { dueTimes: 0, notFired, firedTwice, interrupted, exhaustedByKills };
+  const closedByDisable: string[] = [];
+  const maxEnqueueLateS = Math.round(maxLateMs / 100) / 10;
+  if (due.length === 0) {
+    return { dueTimes: 0, notFired, firedTwice, interrupted, exhaustedByKills, closedByDisable, maxEnqueueLateS };
+  }
+  /** Retired by the disable that closed the window, its fire `not_fired`: the documented outcome of that race. */
+  const closedByTheDisable = (dueAt: string): boolean => {
+    const errors = instanceErrors.get(dueAt) ?? [];
+    const items = [...dueOfItem].filter(([, d]) => d === dueAt).map(([id]) => lastWorkEvent.get(id));
+    return (
+      options.closedAt !== undefined &&
+      Date.parse(dueAt) > options.closedAt - SCHEDULE_EVERY_S * 1000 &&
+      errors.length > 0 &&
+      errors.every((code) => code === 'schedule_disabled') &&
+      items.every(
+        (e) => e?.type === 'work.failed' && (e.data as { error: { code: string } }).error.code === 'not_fired',
+      )
+    );
+  };
+  const story = (dueAt: string) => dueTimeStory(events, dueAt, options.who ?? ((o) => o));
   const window: string[] = [];
   for (let t = Date.parse(due[0]!); t <= Date.parse(due.at(-1)!); t += SCHEDULE_EVERY_S * 1000) {
     window.push(new Date(t).toISOString());
@@ -121,14 +166,66 @@ export function scheduleReport(events: readonly RecordedEvent[], killed: Readonl
     const tasks = tasksByDue.get(dueAt) ?? [];
     const started = tasks.map((t) => starts.get(t) ?? 0);
     if (items > 1 || tasks.length > 1 || started.some((n) => n > 1)) {
-      firedTwice.push(`${dueAt}: ${items} work items, ${tasks.length} tasks started ${started.join('+') || 0} times`);
+      firedTwice.push(
+        `${dueAt}: ${items} work items, ${tasks.length} tasks started ${started.join('+') || 0} times; ${story(dueAt)}`,
+      );
     } else if ((tasks.length === 0 || started[0] === 0) && exhausted.has(dueAt)) {
       exhaustedByKills.push(dueAt);
+    } else if (tasks.length === 0 && closedByTheDisable(dueAt)) {
+      closedByDisable.push(`${dueAt}: ${story(dueAt)}`);
     } else if (items === 0 || tasks.length === 0 || started[0] === 0) {
-      notFired.push(`${dueAt}: ${items} work items, ${tasks.length} tasks, started ${started[0] ?? 0} times`);
+      notFired.push(
+        `${dueAt}: ${items} work items, ${tasks.length} tasks, started ${started[0] ?? 0} times; ${story(dueAt)}`,
+      );
     }
   }
-  return { dueTimes: window.length, notFired, firedTwice, interrupted, exhaustedByKills };
+  return {
+    dueTimes: window.length,
+    notFired,
+    firedTwice,
+    interrupted,
+    exhaustedByKills,
+    closedByDisable,
+    maxEnqueueLateS,
+  };
+}
+
+/**
+ * One due time's history in a line, each step with the host that took it and when: who recorded its instance(s),
+ * who enqueued its fire, who claimed it (attempt, lease) and how the item ended, who retired an instance and why,
+ * its task's start. For failure messages: which host held or lost what.
+ */
+export function dueTimeStory(events: readonly RecordedEvent[], dueAt: string, who: HostNamer): string {
+  const steps: string[] = [];
+  const instances = new Set<string>();
+  const items = new Set<string>();
+  const tasks = new Set<string>();
+  const at = (e: RecordedEvent) => e.recordedAt.slice(11, 23);
+  const actor = (e: RecordedEvent) => who((e.meta as { actor?: { id?: string } }).actor?.id ?? '?');
+  for (const e of events) {
+    const data = e.data as Record<string, unknown>;
+    if (e.type === 'schedule_instance.scheduled' && data.dueAt === dueAt) instances.add(e.streamId);
+    if (e.type === 'work.enqueued' && (data.payload as { dueAt?: string } | undefined)?.dueAt === dueAt) {
+      if (data.kind === 'schedule.fire') items.add(e.streamId);
+    }
+    if (e.type === 'task.submitted' && (data.input as { dueAt?: string } | undefined)?.dueAt === dueAt) {
+      if (data.kind === 'schedule.fire') tasks.add(e.streamId);
+    }
+    const code = (data.error as { code?: string } | undefined)?.code;
+    let step: string | undefined;
+    if (instances.has(e.streamId)) {
+      if (e.type === 'schedule_instance.scheduled') step = `instance ${e.streamId} recorded by ${actor(e)}`;
+      else if (e.type === 'schedule_instance.failed') step = `instance retired ${code} by ${actor(e)}`;
+      else step = `instance ${e.type.slice('schedule_instance.'.length)} by ${actor(e)}`;
+    } else if (items.has(e.streamId)) {
+      if (e.type === 'work.enqueued') step = `work ${e.streamId} enqueued by ${actor(e)}`;
+      else if (e.type === 'work.claimed') {
+        step = `claimed by ${who(data.owner as string)} (attempt ${data.attempt}, lease to ${data.leaseUntil})`;
+      } else step = `${e.type}${code ? ` ${code}` : ''} by ${actor(e)}`;
+    } else if (tasks.has(e.streamId)) step = `task ${e.type.slice('task.'.length)} by ${actor(e)}`;
+    if (step) steps.push(`${at(e)} ${step}`);
+  }
+  return steps.join('; ') || 'nothing in the log';
 }
 
 /** The claim figures a host process last logged (`serve --log-json`: "work claims: ..."), summed over processes. */

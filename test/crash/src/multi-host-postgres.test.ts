@@ -93,6 +93,12 @@ describePg('three demiurge serve processes on one PostgreSQL (real hosts, real S
     const workloads: (ReturnType<typeof startWorkload> | undefined)[] = [];
     /** The owners (host ids) the test killed: only they may leave a send `unknown`. */
     const killed = new Set<string>();
+    /** Each host process's owner id, named for failure messages: `host 1#4` is host 1's fourth start. */
+    const labels = new Map<string, string>();
+    const starts = Array.from({ length: HOSTS }, () => 0);
+    const who = (owner: string) =>
+      labels.has(owner) ? `${labels.get(owner)}${killed.has(owner) ? ' (killed later)' : ''}` : owner;
+    const named = (text: string) => text.replace(/host:[^\s,;)]+/g, who);
     /** What every host process wrote on stderr, killed ones included. */
     const stderr: string[] = [];
     const startErrors: unknown[] = [];
@@ -100,6 +106,7 @@ describePg('three demiurge serve processes on one PostgreSQL (real hosts, real S
     const start = (i: number): Promise<void> => {
       const started = (async () => {
         hosts[i] = await startHost(homes[i]!.dir, { cwd: homes[i]!.workspace, env, args: ['--log-json'] });
+        labels.set(hosts[i]!.ready.owner, `host ${i}#${++starts[i]!}`);
         workloads[i] = startWorkload({
           socket: hosts[i]!.ready.socket,
           cycle: ++cycle,
@@ -150,30 +157,48 @@ describePg('three demiurge serve processes on one PostgreSQL (real hosts, real S
         stderr.push(victim.stderr());
         hosts[i] = undefined;
         serving.delete(i);
-        console.log(`kill ${k}: host ${i} at ${Math.round((Date.now() - started) / 1000)} s, ${acks.length} acks`);
+        console.log(
+          `kill ${k}: ${who(victim.ready.owner)} at ${Math.round((Date.now() - started) / 1000)} s, ${acks.length} acks`,
+        );
         void stopWorkload(i);
         void start(i);
       }
       await Promise.allSettled(starting);
       if (startErrors.length > 0) throw startErrors[0];
       // The window of due times closes (the hosts read the schedule on every tick); the workloads stop.
+      const closedAt = Date.now();
       for (const core of cores) setScheduleEnabled(core.path, false);
       for (let i = 0; i < HOSTS; i++) await stopWorkload(i);
       store = await openPostgresEventStore({ url, projectors: hostProjectors });
+      // Settled: nothing open, the close recorded (a host retired the schedule: `schedule_disabled`), and both
+      // still so one poll later with no new fire (a tick that read the file before the close enqueues within it).
       let unsettled: string[] = [];
+      let settledFires = -1;
       const settling = Date.now();
       for (const deadline = Date.now() + SETTLE_MS; Date.now() < deadline; await sleep(1000)) {
-        unsettled = unsettledWork(workItems(await store.readAll()));
-        if (unsettled.length === 0) break;
+        const events = await store.readAll();
+        unsettled = unsettledWork(workItems(events));
+        const closed = events.some(
+          (e) =>
+            e.type === 'schedule_instance.failed' &&
+            (e.data as { error: { code: string } }).error.code === 'schedule_disabled',
+        );
+        const fires = events.filter(
+          (e) => e.type === 'work.enqueued' && (e.data as { kind: string }).kind === 'schedule.fire',
+        ).length;
+        if (unsettled.length === 0 && closed && fires === settledFires) break;
+        settledFires = unsettled.length === 0 && closed ? fires : -1;
         if ((Date.now() - settling) % 15_000 < 1_000)
-          console.log(`settling: ${unsettled.length} open, e.g. ${unsettled[0]}`);
+          console.log(
+            `settling: ${unsettled.length} open, e.g. ${named(unsettled[0] ?? 'none')}; close recorded: ${closed}`,
+          );
       }
       const settleSeconds = Math.round((Date.now() - settling) / 1000);
       for (const h of hosts) await h?.stop('SIGTERM');
       for (const h of hosts) if (h) stderr.push(h.stderr());
       const events = await store.readAll();
       const items = workItems(events);
-      const schedule = scheduleReport(events, killed);
+      const schedule = scheduleReport(events, killed, { closedAt, who });
       const seconds = Math.round((Date.now() - started) / 1000);
       const submitted = results.reduce((n, r) => n + r.submitted, 0);
       const unknown = [...items.values()].filter((w) => w.status === 'unknown').length;
@@ -185,10 +210,14 @@ describePg('three demiurge serve processes on one PostgreSQL (real hosts, real S
           `${acks.length}/${submitted} submits acknowledged, ${events.length} events, ${items.size} work items ` +
           `(${unknown} sends unknown: ${unknown - unknownLive.length} of a host killed mid-send, ${unknownLive.length} whose live host outlasted the lease), webhook ${sink.hits.length} POSTs for ` +
           `${sink.counts.size} keys, schedule: ${schedule.dueTimes} due times, ${schedule.interrupted} fires interrupted by a kill, ` +
-          `${schedule.exhaustedByKills.length} not fired because each of their claimants was killed; ` +
+          `${schedule.exhaustedByKills.length} not fired because each of their claimants was killed, ` +
+          `${schedule.closedByDisable.length} enqueued by one host as another retired it for the close, ` +
+          `enqueued up to ${schedule.maxEnqueueLateS} s after due; ` +
           `claims: ${claims.claimed} claimed, ${claims.racesLost} races lost to other hosts ` +
           `(${(claims.racesLost / Math.max(1, claims.claimed)).toFixed(2)} per claim; processes killed meanwhile report up to their last second)`,
       );
+
+      for (const c of schedule.closedByDisable) console.log(`closed by the disable (not fired, by design): ${c}`);
 
       // Every work item succeeded at most once.
       const succeeded = new Map<string, number>();
@@ -217,7 +246,7 @@ describePg('three demiurge serve processes on one PostgreSQL (real hosts, real S
         // The log through the machines, the invariants, the hash chain, projections equal to a rebuild.
         verify: verify.code === 0 && (verified as { ok?: boolean }).ok === true ? 'ok' : verified,
         // Nothing left for nobody: every item claimed and completed by one of the hosts, whoever died.
-        unsettledAfter90s: unsettled,
+        unsettledAfter90s: unsettled.map(named),
         // Every due time of the schedule's window fired exactly once.
         scheduleNotFired: schedule.notFired,
         scheduleFiredTwice: schedule.firedTwice,
