@@ -7,7 +7,12 @@ import { storeProjects } from '../../vitest.shared.ts';
 export default defineConfig({
   test: storeProjects(
     'sqlite',
-    ['src/serving-host.test.ts', 'src/completion-turns.test.ts', 'src/gateway-paths.test.ts'],
+    [
+      'src/serving-host.test.ts',
+      'src/completion-turns.test.ts',
+      'src/gateway-paths.test.ts',
+      'src/scheduler-liveness.test.ts',
+    ],
     ['src/multi-host-postgres.test.ts'],
     { maxWorkers: 2 },
   ),

@@ -21,7 +21,7 @@ import type { HostConfig } from './config.js';
 import type { CoreSource } from './core-source.js';
 import { describeFailure } from './describe-failure.js';
 import { sweepEvolveCopies } from './evolve-copies.js';
-import { hostLoop, schedulerRound } from './host-loops.js';
+import { hostLoop, schedulerLoops } from './host-loops.js';
 import type { Logger } from './logger.js';
 import { stopOrphanedToolProcesses } from './orphan-processes.js';
 import { watchRunCommands } from './run-resumer.js';
@@ -388,7 +388,7 @@ export class DemiurgeApp {
       this.loops.push(this.every(1_000, () => this.deliverCompletions(), 'completions', COMPLETION_WAKE_EVENTS));
     }
     if (this.config.scheduler.enabled) {
-      this.loops.push(this.every(this.config.scheduler.tick_ms, schedulerRound(this.scheduler, logger), 'scheduler'));
+      this.loops.push(...schedulerLoops(this, this.scheduler, this.config.scheduler.tick_ms));
     }
   }
 
