@@ -158,7 +158,7 @@ describePg('three demiurge serve processes on one PostgreSQL (real hosts, real S
         hosts[i] = undefined;
         serving.delete(i);
         console.log(
-          `kill ${k}: ${who(victim.ready.owner)} at ${Math.round((Date.now() - started) / 1000)} s, ${acks.length} acks`,
+          `kill ${k}: ${labels.get(victim.ready.owner)} at ${Math.round((Date.now() - started) / 1000)} s, ${acks.length} acks`,
         );
         void stopWorkload(i);
         void start(i);
