@@ -15,6 +15,8 @@ export interface PipelinedTransaction {
   begin<R>(first: CompiledQuery<R>): Promise<R[]>;
   /** Sends `last` and `COMMIT` together; the rows of `last`. A failure of `last` rolls the transaction back. */
   commit<R>(last: CompiledQuery<R>): Promise<R[]>;
+  /** Sends `BEGIN`, `only` and `COMMIT` together (one round trip): a transaction of one statement. */
+  alone<R>(only: CompiledQuery<R>): Promise<R[]>;
 }
 
 /** A pooled client as Kysely's driver wants it: queries forwarded, `release` left to {@link PipelinedTransactions}. */
@@ -67,6 +69,18 @@ export class PipelinedTransactions {
         // Whatever happens next, the COMMIT ends the transaction (a failed one with a ROLLBACK).
         open = false;
         const [sent, ended] = await Promise.allSettled([rows, committed]);
+        if (sent.status === 'rejected') throw sent.reason;
+        if (ended.status === 'rejected') throw ended.reason;
+        if (ended.value.command === 'ROLLBACK') throw new Error('the transaction was rolled back at COMMIT');
+        return rowsOf<R>(sent.value);
+      },
+      alone: async <R>(only: CompiledQuery<R>) => {
+        const [begun, rows, committed] = together(
+          client,
+          () => [client.query('BEGIN'), send(only), client.query('COMMIT')] as const,
+        );
+        const [started, sent, ended] = await Promise.allSettled([begun, rows, committed]);
+        if (started.status === 'rejected') throw started.reason;
         if (sent.status === 'rejected') throw sent.reason;
         if (ended.status === 'rejected') throw ended.reason;
         if (ended.value.command === 'ROLLBACK') throw new Error('the transaction was rolled back at COMMIT');

@@ -99,20 +99,25 @@ const append = (store: PostgresEventStore, streamId: string, expectedVersion: nu
   });
 
 describePg('the document cache and the one-statement lock', () => {
-  it("a store's next append finds the documents its last commit left in memory: no load, two round trips", async () => {
+  it("a store's next append finds the documents its last commit left in memory: no load, one round trip", async () => {
     const store = await open(await server!.createDatabase());
     await append(store, 'a');
     const sent = await statementsOf(() => append(store, 'a'));
+    // Planned from the cache: BEGIN, the one statement that checks the head under the lock and writes, COMMIT.
     expect(sent.map((t) => t.slice(0, 30).toLowerCase())).toEqual([
       'begin',
-      'select h.position, h.hash, h.x',
-      'with inserted as ( insert into',
+      'with moved as (update log_head',
       'commit',
     ]);
-    // BEGIN goes with the lock and the heads, the last statement with COMMIT (pg's pipeline mode).
-    expect(await roundTripsOf(() => append(store, 'a'))).toBe(2);
+    // All three in one write (pg's pipeline mode, the socket corked).
+    expect(await roundTripsOf(() => append(store, 'a'))).toBe(1);
     expect(await store.projection('totals').get('totals', 'all')).toBe(3);
     expect(await store.projection('totals').get('streams', 'a')).toBe(3);
+    // A stream the cache does not know (its head and its document unread): the lock and the heads, the load, the
+    // write: three round trips; then it is known.
+    expect(await roundTripsOf(() => append(store, 'new'))).toBe(3);
+    expect(await roundTripsOf(() => append(store, 'new'))).toBe(1);
+    expect((await store.readStream('new')).map((e) => e.streamVersion)).toEqual([1, 2]);
   });
 
   it("another host's appends in between: the documents are loaded again, and the read model counts every event", async () => {
@@ -165,5 +170,52 @@ describePg('the document cache and the one-statement lock', () => {
     // The heads read with the lock (before the wait) said "w" does not exist; read again after it, it does.
     expect(await waiting).toBeInstanceOf(StreamVersionConflictError);
     expect(await store.head()).toBe(2);
+  });
+
+  it('an append planned from the cache writes nothing when another writer committed first, and is appended after it', async () => {
+    const url = await server!.createDatabase();
+    const store = await open(url);
+    await append(store, 'a');
+    await append(store, 'a'); // the cache knows stream "a" and the documents: the next append is planned from it
+    // Another writer (no NOTIFY: the store cannot know) holds the lock while the planned append is in flight, writes
+    // "a" version 3, moves the head and commits. The planned statement, granted the lock after it, must see that.
+    const writer = new pg.Client({ connectionString: url });
+    clients.push(writer);
+    await writer.connect();
+    await writer.query('BEGIN');
+    await writer.query('SELECT position FROM log_head FOR UPDATE');
+    const sent: string[] = [];
+    const waiting = statementsOf(() => append(store, 'a')).then((texts) => sent.push(...texts));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await writer.query(
+      `INSERT INTO events (position, event_id, stream_type, stream_id, stream_version, type, schema_version, data, meta,
+        recorded_at) SELECT 3, 'evt_behind', 'counter', 'a', 3, type, schema_version, data, meta, recorded_at
+        FROM events WHERE position = 1`,
+    );
+    await writer.query('UPDATE log_head SET position = 3');
+    await writer.query('COMMIT');
+    await waiting;
+    // The planned transaction (BEGIN, the guarded statement, COMMIT) wrote nothing; the append then ran under the
+    // lock: version 4 at position 4, and the projection caught up with the other writer's event first.
+    expect(sent[1]).toMatch(/^WITH moved AS \(UPDATE log_head/);
+    expect(sent.filter((t) => /^begin$/i.test(t))).toHaveLength(2);
+    expect((await store.readStream('a')).map((e) => [e.position, e.streamVersion])).toEqual([
+      [1, 1],
+      [2, 2],
+      [3, 3],
+      [4, 4],
+    ]);
+    expect(await store.projection('totals').get('totals', 'all')).toBe(4);
+    // An expected version the cache would have allowed is refused once the lock shows the stream moved.
+    await writer.query('BEGIN');
+    await writer.query(
+      `INSERT INTO events (position, event_id, stream_type, stream_id, stream_version, type, schema_version, data, meta,
+        recorded_at) SELECT 5, 'evt_behind2', 'counter', 'a', 5, type, schema_version, data, meta, recorded_at
+        FROM events WHERE position = 1`,
+    );
+    await writer.query('UPDATE log_head SET position = 5');
+    await writer.query('COMMIT');
+    await expect(append(store, 'a', 4)).rejects.toBeInstanceOf(StreamVersionConflictError);
+    expect(await store.head()).toBe(5);
   });
 });
