@@ -204,8 +204,12 @@ export async function appendInTransaction(
     const last = { position: lastPosition, hash: previous };
     const statement = writeStatement(tx, rows, writes, projectors, last, fromCache?.stamp);
     const done = fromCache ? await t.alone(statement) : await t.commit(statement);
-    // Planned from the cache, and someone else wrote since: nothing was written; the caller takes the lock.
-    if (done.length === 0) return undefined;
+    // Planned from the cache, and someone else wrote since: nothing was written, the cache is stale; the caller
+    // takes the lock.
+    if (done.length === 0) {
+      known?.clear();
+      return undefined;
+    }
     if (known && cache) {
       cache.committed = { stamp: { position: lastPosition, xid: done[0]!.xid, hash: previous }, seen, heads };
     }

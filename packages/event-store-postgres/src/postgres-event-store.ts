@@ -197,11 +197,7 @@ class PgStore implements PostgresEventStore {
     try {
       // From the cache when it can (one round trip, checked under the lock), else (or if another wrote) locked first.
       const fromCache = cache && startFromCache(entries, cache.documents, this.notifiedHead);
-      results = fromCache && (await attempt(fromCache));
-      if (!results) {
-        if (fromCache) this.documents?.clear();
-        results = await attempt();
-      }
+      results = (fromCache && (await attempt(fromCache))) || (await attempt());
     } catch (err) {
       // Committed or not, the cache cannot tell: forget it.
       this.documents?.clear();
