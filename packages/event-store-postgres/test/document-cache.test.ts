@@ -1,6 +1,7 @@
 import { defineProjector, StreamVersionConflictError } from '@demiurge/event-store';
 import { testEventRegistry } from '@demiurge/event-store/testing';
 import pg from 'pg';
+import { filter, firstValueFrom } from 'rxjs';
 import { afterEach, expect, it } from 'vitest';
 import { openPostgresEventStore, type PostgresEventStore } from '../src/index.js';
 import { testServer } from './test-server.js';
@@ -124,12 +125,19 @@ describePg('the document cache and the one-statement lock', () => {
     const url = await server!.createDatabase();
     const [a, b] = [await open(url), await open(url)];
     await append(a, 'x');
+    await append(a, 'x'); // a's cache knows "x": its next append would be planned from the cache
+    const seenByA = firstValueFrom(a.events$.pipe(filter((e) => e.position === 3)));
     await append(b, 'x');
+    await seenByA; // b's commit was notified to a
     const sent = await statementsOf(() => append(a, 'x'));
+    // The notification of a later head told a that its cache is stale: no planned statement (it would write
+    // nothing), the lock first, then the loads.
+    expect(sent[1]).toMatch(/^SELECT h\.position/);
+    expect(sent.some((t) => /^WITH moved/.test(t))).toBe(false);
     expect(loads(sent)).toBeGreaterThan(0);
     for (let i = 0; i < 10; i++) await append(i % 3 === 0 ? b : a, 'x');
-    expect(await a.projection('totals').get('totals', 'all')).toBe(13);
-    expect(await a.projection('totals').get('streams', 'x')).toBe(13);
+    expect(await a.projection('totals').get('totals', 'all')).toBe(14);
+    expect(await a.projection('totals').get('streams', 'x')).toBe(14);
   });
 
   it("another host's rebuild in between (the head does not move): the cache is dropped", async () => {
