@@ -54,6 +54,11 @@ const isDeciding = (e: GroupEntry): e is DecidingEntry => 'decided' in e;
  * A decided append reads its listings in the locking statement and decides, in its turn, from them and from the
  * streams the appends before it in the transaction write; its streams are then checked and appended like any
  * other's (their heads read with the listings).
+ *
+ * With `fromCache` ({@link startFromCache}) nothing is read first: the transaction is `BEGIN`, the guarded write
+ * statement and `COMMIT` in one round trip. It resolves to undefined when that cannot hold (a projector needs a
+ * document the cache lacks, a refusal found from cached heads, or the statement found another writer since and
+ * wrote nothing): then nothing was committed, and the caller runs the appends again without `fromCache`.
  */
 export async function appendInTransaction(
   t: PipelinedTransaction,
