@@ -11,25 +11,20 @@ import {
 } from '@demiurge/event-store';
 import { type AppendPlan, checkExpectedVersion, eventIdempotencyKey, toRecorded } from '@demiurge/event-store/adapter';
 import { sql } from 'kysely';
-import type { CacheStamp, DocumentCache } from './document-cache.js';
+import type { CacheStamp, DocumentCache, StreamHead } from './document-cache.js';
 import { decodeRow, EVENT_COLUMNS, type EventRow } from './event-rows.js';
 import { type ChainedRow, eventHash } from './hash-chain.js';
-import { lockForAppend, lockHead } from './head-lock.js';
+import { type AppendStart, lockForAppend, lockHead } from './head-lock.js';
 import { type Listed, mergeListings, readListings } from './locked-listings.js';
-import { EVENTS_CHANNEL } from './log-publisher.js';
 import type { PipelinedTransaction } from './pipelined-transaction.js';
-import {
-  type DocumentWrites,
-  documentWritesCtes,
-  type ProjectorRunner,
-  type SeenDocuments,
-} from './projector-runner.js';
+import { type DocumentWrites, NeedsLock, type ProjectorRunner, type SeenDocuments } from './projector-runner.js';
+import { writeStatement } from './write-statement.js';
 
 /** The store's document cache, and what this transaction leaves for it once it commits. */
 export interface AppendCache {
   readonly documents: DocumentCache;
   /** Set when the transaction wrote: the stamp its commit leaves and the documents its projectors saw. */
-  committed?: { stamp: CacheStamp; seen: SeenDocuments };
+  committed?: { stamp: CacheStamp; seen: SeenDocuments; heads: ReadonlyMap<string, StreamHead> };
 }
 
 /** An append decided under the lock ({@link DecidedAppend}), and how its streams are planned (validated). */
@@ -59,6 +54,11 @@ const isDeciding = (e: GroupEntry): e is DecidingEntry => 'decided' in e;
  * A decided append reads its listings in the locking statement and decides, in its turn, from them and from the
  * streams the appends before it in the transaction write; its streams are then checked and appended like any
  * other's (their heads read with the listings).
+ *
+ * With `fromCache` ({@link startFromCache}) nothing is read first: the transaction is `BEGIN`, the guarded write
+ * statement and `COMMIT` in one round trip. It resolves to undefined when that cannot hold (a projector needs a
+ * document the cache lacks, a refusal found from cached heads, or the statement found another writer since and
+ * wrote nothing): then nothing was committed, and the caller runs the appends again without `fromCache`.
  */
 export async function appendInTransaction(
   t: PipelinedTransaction,
@@ -67,21 +67,25 @@ export async function appendInTransaction(
   runner: ProjectorRunner,
   projectors: readonly Projector[],
   cache?: AppendCache,
-): Promise<GroupOutcome[]> {
+  fromCache?: AppendStart & { stamp: CacheStamp },
+): Promise<GroupOutcome[] | undefined> {
   const known = cache && projectors.length > 0 ? cache.documents : undefined;
   // One round trip (with BEGIN): the lock, the streams' heads, the lowest checkpoint of this store's projectors.
+  // Planned from the cache (`fromCache`), nothing is read: the one statement checks under the lock what it assumed.
   const { tx } = t;
   const plans = entries.filter((e): e is AppendPlan => !isDeciding(e));
   const deciding = entries.filter(isDeciding);
   const merged = mergeListings(deciding.map((d) => d.decided));
-  const start = await lockForAppend(
-    t,
-    [...new Set(plans.flatMap((p) => p.streams.map((s) => s.streamId)))],
-    projectors.map((p) => p.name),
-    merged.listings,
-  );
+  const start =
+    fromCache ??
+    (await lockForAppend(
+      t,
+      [...new Set(plans.flatMap((p) => p.streams.map((s) => s.streamId)))],
+      projectors.map((p) => p.name),
+      merged.listings,
+    ));
   const { head } = start;
-  known?.validate(head.position, start.writer);
+  if (!fromCache) known?.validate(head.position, start.writer);
   const key = entries.length === 1 ? plans[0]?.idempotencyKey : undefined;
   if (entries.length > 1 && plans.some((p) => p.idempotencyKey !== undefined)) {
     throw new Error('an append with an idempotency key runs in a transaction of its own');
@@ -147,6 +151,8 @@ export async function appendInTransaction(
         checkExpectedVersion(stream.streamId, stream.expectedVersion, current?.version ?? 0);
       }
     } catch (err) {
+      // Planned from the cache, a refusal is not final: the heads it assumed are checked only at the write.
+      if (fromCache) return undefined;
       if (entries.length === 1 && !decision) throw err;
       results.push(err as Error);
       continue;
@@ -187,35 +193,31 @@ export async function appendInTransaction(
   }
   const lastPosition = head.position + rows.length;
   const seen: SeenDocuments = { documents: [], complete: true };
-  const writes: DocumentWrites =
-    projectors.length > 0
-      ? await runner.applyCollect(tx, events, projectors, known && { known, seen })
-      : { put: { p: [], c: [], i: [], d: [] }, gone: { p: [], c: [], i: [] } };
-  // One statement: insert the events, write the projectors' documents, move the head and the projectors'
-  // checkpoints (they have seen everything up to it), and NOTIFY, which PostgreSQL delivers at commit, in commit
-  // order. Projectors read documents, never `events`, so the rows can wait until here. Its text never changes
-  // (every value is a parameter, rows are arrays), so each connection prepares it once. It returns the
-  // transaction's id, which its update of the head leaves as the row's xmin (the document cache's stamp).
-  const column = <K extends keyof (typeof rows)[number]>(k: K) => rows.map((r) => r[k]);
+  let writes: DocumentWrites = { put: { p: [], c: [], i: [], d: [] }, gone: { p: [], c: [], i: [] } };
   try {
-    const done = await t.commit(
-      sql<{ xid: string }>`WITH inserted AS (
-        INSERT INTO events (position, event_id, stream_type, stream_id, stream_version, type, schema_version, data,
-          meta, recorded_at, idempotency_key, hash)
-        SELECT * FROM unnest(${column('position')}::bigint[], ${column('event_id')}::text[],
-          ${column('stream_type')}::text[], ${column('stream_id')}::text[], ${column('stream_version')}::integer[],
-          ${column('type')}::text[], ${column('schema_version')}::integer[], ${column('data')}::text[],
-          ${column('meta')}::text[], ${column('recorded_at')}::text[], ${column('idempotency_key')}::text[],
-          ${column('hash')}::bytea[])),
-      ${documentWritesCtes(writes)},
-      moved AS (UPDATE log_head SET position = ${lastPosition}, hash = ${previous} RETURNING position),
-      checkpoints AS (UPDATE projector_checkpoints SET position = ${lastPosition}
-        WHERE name = ANY(${projectors.map((p) => p.name)}::text[]))
-      SELECT pg_notify(${EVENTS_CHANNEL}, position::text), pg_current_xact_id()::xid::text AS xid FROM moved`.compile(
-        tx,
-      ),
-    );
-    if (known && cache) cache.committed = { stamp: { position: lastPosition, xid: done[0]!.xid }, seen };
+    if (projectors.length > 0) {
+      writes = await runner.applyCollect(tx, events, projectors, known && { known, seen, noLoads: !!fromCache });
+    }
+  } catch (err) {
+    // Planned from the cache, a projector needs a document it does not hold (or failed, on documents the lock has
+    // not confirmed): nothing was sent; the caller takes the lock.
+    if (fromCache || err instanceof NeedsLock) return undefined;
+    throw err;
+  }
+  // One statement: the events, the documents, the head, the checkpoints and the NOTIFY ({@link writeStatement}).
+  try {
+    const last = { position: lastPosition, hash: previous };
+    const statement = writeStatement(tx, rows, writes, projectors, last, fromCache?.stamp);
+    const done = fromCache ? await t.alone(statement) : await t.commit(statement);
+    // Planned from the cache, and someone else wrote since: nothing was written, the cache is stale; the caller
+    // takes the lock.
+    if (done.length === 0) {
+      known?.clear();
+      return undefined;
+    }
+    if (known && cache) {
+      cache.committed = { stamp: { position: lastPosition, xid: done[0]!.xid, hash: previous }, seen, heads };
+    }
   } catch (err) {
     const e = err as { code?: string; constraint?: string; detail?: string };
     if (e.code === '23505' && e.constraint === 'events_event_id_key') {

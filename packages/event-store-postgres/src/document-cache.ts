@@ -3,6 +3,14 @@ export interface CacheStamp {
   readonly position: number;
   /** The committing transaction's id (`xid` as text): the `xmin` it left on the head row. */
   readonly xid: string;
+  /** The hash of the event at `position` (the chain's head), when the commit knows it. */
+  readonly hash?: Buffer;
+}
+
+/** A stream's head as a commit left it: its type and last version. */
+export interface StreamHead {
+  readonly type: string;
+  readonly version: number;
 }
 
 /** A document's committed text, or null for known-absent. */
@@ -26,6 +34,8 @@ const keyOf = (projector: string, collection: string, id: string) => `${projecto
  */
 export class DocumentCache {
   private readonly docs = new Map<string, CachedDocument>();
+  /** The heads of the streams this store's commits since the stamp chain began wrote or read under the lock. */
+  private readonly heads = new Map<string, StreamHead>();
   private stamp: CacheStamp | undefined;
 
   constructor(readonly max = 5000) {}
@@ -39,6 +49,16 @@ export class DocumentCache {
     const valid = stamp !== undefined && stamp.position === position && stamp.xid === writer;
     if (!valid) this.clear();
     return valid;
+  }
+
+  /** The stamp the cache is true at (undefined when empty). */
+  get current(): CacheStamp | undefined {
+    return this.stamp;
+  }
+
+  /** A stream's head as of the stamp, when a commit of this store since the cache began learnt it. */
+  streamHead(streamId: string): StreamHead | undefined {
+    return this.stamp === undefined ? undefined : this.heads.get(streamId);
   }
 
   /** The cached document (text, or null for known-absent); undefined when the cache does not know it. */
@@ -64,12 +84,21 @@ export class DocumentCache {
       /** False when a projector cleared collections: then the cache is emptied instead. */
       readonly complete: boolean;
     },
+    heads?: ReadonlyMap<string, StreamHead>,
   ): void {
     if (!seen.complete) {
       this.clear();
       return;
     }
     this.stamp = stamp;
+    for (const [id, head] of heads ?? []) {
+      this.heads.delete(id);
+      this.heads.set(id, head);
+    }
+    for (const id of this.heads.keys()) {
+      if (this.heads.size <= this.max) break;
+      this.heads.delete(id);
+    }
     for (const [projector, collection, id, doc] of seen.documents) {
       const key = keyOf(projector, collection, id);
       this.docs.delete(key);
@@ -85,6 +114,7 @@ export class DocumentCache {
   clear(): void {
     this.stamp = undefined;
     this.docs.clear();
+    this.heads.clear();
   }
 
   /** How many documents it holds. */

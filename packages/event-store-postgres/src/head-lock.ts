@@ -1,6 +1,6 @@
 import type { LockedListing, Projector } from '@demiurge/event-store';
 import { type Kysely, sql } from 'kysely';
-import { type Listed, type ListedRow, listingsSubquery, parseListed, readListings } from './locked-listings.js';
+import { type Listed, type ListedRow, listingsSubquery, parseListed } from './locked-listings.js';
 import type { PipelinedTransaction } from './pipelined-transaction.js';
 import type { ProjectorRunner } from './projector-runner.js';
 import type { StoreSchema } from './schema.js';
@@ -57,7 +57,7 @@ export interface AppendStart {
  * The statement also reads the head row without the lock, as of its own snapshot: when that row is the locked
  * one (same `xmin`), nobody committed a write between the snapshot and the lock (every writer updates the
  * row), so what the statement read is current. When it waited for another transaction's lock, the reads are
- * done again by a statement that starts after the lock (one more round trip, two with `listings`).
+ * done again by one statement that starts after the lock (one more round trip).
  *
  * `listings` are the decided appends' reads of projection documents ({@link listingsSubquery}): read in the
  * same statement, so a decision under the lock costs no round trip of its own.
@@ -87,35 +87,32 @@ export async function lockForAppend(
   const row = rows[0];
   if (!row) throw new Error('the log_head row is missing: the database was changed behind the store');
   const head = { position: Number(row.position), hash: row.hash };
-  if (row.seen === row.locked) {
-    return {
-      head,
-      writer: row.locked,
-      lowest: row.lowest === null ? null : Number(row.lowest),
-      streams: new Map((row.heads ?? []).map(([id, version, type]) => [id, { type, version }])),
-      listed: parseListed(listings, row.listed),
-    };
-  }
-  // It waited for another writer: read again, after the lock.
+  if (row.seen === row.locked) return started(head, row.locked, row, listings);
+  // It waited for another writer: read again, after the lock, in one statement (one more round trip).
   const { rows: again } = await sql<{
     lowest: number | null;
-    stream_id: string | null;
-    stream_version: number;
-    stream_type: string;
-  }>`SELECT c.lowest, s.stream_id, s.stream_version, s.stream_type
-    FROM (SELECT min(position) AS lowest FROM projector_checkpoints WHERE name = ANY(${[...projectors]}::text[])) c
-    LEFT JOIN (SELECT s.* FROM ${streamHeads(streamIds)}) s ON true`.execute(t.tx);
-  const lowest = again[0]?.lowest ?? null;
+    heads: [string, number, string][] | null;
+    listed: ListedRow[] | null;
+  }>`SELECT (SELECT min(position) FROM projector_checkpoints WHERE name = ANY(${[...projectors]}::text[])) AS lowest,
+      (SELECT json_agg(json_build_array(s.stream_id, s.stream_version, s.stream_type))
+        FROM ${streamHeads(streamIds)}) AS heads,
+      ${listingsSubquery(listings)} AS listed`.execute(t.tx);
+  return started(head, row.locked, again[0]!, listings);
+}
+
+/** What the locking statement (or the read after a wait) returned, as an {@link AppendStart}. */
+function started(
+  head: LockedHead,
+  writer: string,
+  row: { lowest: number | null; heads: [string, number, string][] | null; listed: ListedRow[] | null },
+  listings: readonly LockedListing[],
+): AppendStart {
   return {
     head,
-    writer: row.locked,
-    lowest: lowest === null ? null : Number(lowest),
-    streams: new Map(
-      again
-        .filter((r) => r.stream_id !== null)
-        .map((r) => [r.stream_id!, { type: r.stream_type, version: r.stream_version }]),
-    ),
-    listed: await readListings(t.tx, listings),
+    writer,
+    lowest: row.lowest === null ? null : Number(row.lowest),
+    streams: new Map((row.heads ?? []).map(([id, version, type]) => [id, { type, version }])),
+    listed: parseListed(listings, row.listed),
   };
 }
 

@@ -15,6 +15,8 @@ export interface PipelinedTransaction {
   begin<R>(first: CompiledQuery<R>): Promise<R[]>;
   /** Sends `last` and `COMMIT` together; the rows of `last`. A failure of `last` rolls the transaction back. */
   commit<R>(last: CompiledQuery<R>): Promise<R[]>;
+  /** Sends `BEGIN`, `only` and `COMMIT` together (one round trip): a transaction of one statement. */
+  alone<R>(only: CompiledQuery<R>): Promise<R[]>;
 }
 
 /** A pooled client as Kysely's driver wants it: queries forwarded, `release` left to {@link PipelinedTransactions}. */
@@ -55,8 +57,7 @@ export class PipelinedTransactions {
     const transaction: PipelinedTransaction = {
       tx: this.tx,
       begin: async <R>(first: CompiledQuery<R>) => {
-        const begun = client.query('BEGIN');
-        const rows = send(first);
+        const [begun, rows] = together(client, () => [client.query('BEGIN'), send(first)] as const);
         open = true;
         const [started, read] = await Promise.allSettled([begun, rows]);
         if (started.status === 'rejected') throw started.reason;
@@ -64,11 +65,22 @@ export class PipelinedTransactions {
         return rowsOf<R>(read.value);
       },
       commit: async <R>(last: CompiledQuery<R>) => {
-        const rows = send(last);
-        const committed = client.query('COMMIT');
+        const [rows, committed] = together(client, () => [send(last), client.query('COMMIT')] as const);
         // Whatever happens next, the COMMIT ends the transaction (a failed one with a ROLLBACK).
         open = false;
         const [sent, ended] = await Promise.allSettled([rows, committed]);
+        if (sent.status === 'rejected') throw sent.reason;
+        if (ended.status === 'rejected') throw ended.reason;
+        if (ended.value.command === 'ROLLBACK') throw new Error('the transaction was rolled back at COMMIT');
+        return rowsOf<R>(sent.value);
+      },
+      alone: async <R>(only: CompiledQuery<R>) => {
+        const [begun, rows, committed] = together(
+          client,
+          () => [client.query('BEGIN'), send(only), client.query('COMMIT')] as const,
+        );
+        const [started, sent, ended] = await Promise.allSettled([begun, rows, committed]);
+        if (started.status === 'rejected') throw started.reason;
         if (sent.status === 'rejected') throw sent.reason;
         if (ended.status === 'rejected') throw ended.reason;
         if (ended.value.command === 'ROLLBACK') throw new Error('the transaction was rolled back at COMMIT');
@@ -93,5 +105,25 @@ export class PipelinedTransactions {
       this.current = undefined;
       client.release(broken);
     }
+  }
+}
+
+/** The part of a `pg` client's connection that {@link together} uses (not in `pg`'s types). */
+interface Corkable {
+  readonly connection?: { readonly stream?: { cork?(): void; uncork?(): void } };
+}
+
+/**
+ * Issues two pipelined queries in one write: the socket is corked while both are submitted (pipeline mode writes
+ * each as it is issued), so `BEGIN` and the locking statement (or the last statement and `COMMIT`) leave in one
+ * `writev` and reach the server in one packet: one system call and one wake-up of the server instead of two.
+ */
+function together<T>(client: pg.PoolClient, issue: () => T): T {
+  const stream = (client as unknown as Corkable).connection?.stream;
+  stream?.cork?.();
+  try {
+    return issue();
+  } finally {
+    stream?.uncork?.();
   }
 }

@@ -52,6 +52,7 @@ import { createProjectionReader } from './projection-reader.js';
 import { ProjectorRunner } from './projector-runner.js';
 import type { StoreSchema } from './schema.js';
 import { subscribeFrom } from './subscribe-from.js';
+import { startFromCache } from './write-statement.js';
 
 /**
  * Opens the PostgreSQL event store: connects (a refused connection or bad credentials is one clear
@@ -94,6 +95,8 @@ class PgStore implements PostgresEventStore {
   /** Appends waiting for their turn, taken together (a group commit). */
   private readonly group: GroupCommit;
   private closed = false;
+  /** The highest head a notification told of (any host's commit): past the cache's stamp, the cache is stale. */
+  private notifiedHead = 0;
   /** Database clocks made by this store: their re-sampling stops when it closes. */
   private readonly clocks: DatabaseClock[] = [];
   private closing: Promise<void> | undefined;
@@ -138,7 +141,10 @@ class PgStore implements PostgresEventStore {
     if (!this.lockstep) {
       this.listener = new NotifyListener({
         connect: () => createClient(this.options),
-        onHead: (head) => this.publisher.notified(head),
+        onHead: (head) => {
+          this.notifiedHead = Math.max(this.notifiedHead, head);
+          this.publisher.notified(head);
+        },
         onReconnected: () => {
           this.head().then(
             (head) => this.publisher.notified(head),
@@ -183,17 +189,23 @@ class PgStore implements PostgresEventStore {
   /** One transaction of appends, then their events published in order. */
   private async appendTogether(entries: readonly GroupEntry[]): Promise<GroupOutcome[]> {
     const cache: AppendCache | undefined = this.documents && { documents: this.documents };
-    let results: GroupOutcome[];
-    try {
-      results = await this.transactions.run((t) =>
-        appendInTransaction(t, entries, this.registry, this.runner, this.projectors, cache),
+    const attempt = (from?: Parameters<typeof appendInTransaction>[6]) =>
+      this.transactions.run((t) =>
+        appendInTransaction(t, entries, this.registry, this.runner, this.projectors, cache, from),
       );
+    let results: GroupOutcome[] | undefined;
+    try {
+      // From the cache when it can (one round trip, checked under the lock), else (or if another wrote) locked first.
+      const fromCache = cache && startFromCache(entries, cache.documents, this.notifiedHead);
+      results = (fromCache && (await attempt(fromCache))) || (await attempt());
     } catch (err) {
       // Committed or not, the cache cannot tell: forget it.
       this.documents?.clear();
       throw err;
     }
-    if (cache?.committed) cache.documents.committed(cache.committed.stamp, cache.committed.seen);
+    if (!results) throw new Error('an append under the lock came back undecided');
+    const done = cache?.committed;
+    if (done) cache.documents.committed(done.stamp, done.seen, done.heads);
     for (const r of results) {
       const appended = r instanceof Error ? undefined : 'result' in r ? r.appended : r;
       if (appended && !appended.replayed) await this.publisher.publish(appended.events);

@@ -1,6 +1,6 @@
 import type { EventRegistry, RecordedEvent } from '@demiurge/contracts';
 import { type Projector, ProjectorFailedError } from '@demiurge/event-store';
-import { type Kysely, sql } from 'kysely';
+import { type Kysely, type RawBuilder, sql } from 'kysely';
 import type { CachedDocument, DocumentCache } from './document-cache.js';
 import { decodeRow, EVENT_COLUMNS, type EventRow } from './event-rows.js';
 import { OverlayMiss, OverlayProjectionTx } from './overlay-projection-tx.js';
@@ -46,7 +46,7 @@ export class ProjectorRunner {
     tx: Db,
     events: readonly RecordedEvent[],
     projectors = this.projectors,
-    cache?: { known: DocumentCache; seen: SeenDocuments },
+    cache?: { known: DocumentCache; seen: SeenDocuments; noLoads?: boolean },
   ): Promise<DocumentWrites> {
     const pending: { p: Projector; overlay: OverlayProjectionTx; events: RecordedEvent[]; next: number }[] = [];
     for (const p of projectors) {
@@ -83,6 +83,7 @@ export class ProjectorRunner {
       // Loads since the last event that completed: a projector that keeps asking for new documents is a bug.
       if (pending.reduce((n, item) => n + item.next, 0) > before) loads = 0;
       if (loads >= MAX_LOADS_PER_EVENT) throw misses[0]!.miss;
+      if (cache?.noLoads) throw new NeedsLock();
       await loadMisses(tx, misses);
     }
     const writes: DocumentWrites = { put: { p: [], c: [], i: [], d: [] }, gone: { p: [], c: [], i: [] } };
@@ -95,6 +96,7 @@ export class ProjectorRunner {
     }
     for (const { overlay } of pending) {
       if (!overlay.dirty) continue;
+      if (cache?.noLoads && (overlay.written.clearedAll || overlay.written.cleared.size > 0)) throw new NeedsLock();
       await clearDocuments(tx, overlay);
       collectWrites(overlay, writes);
     }
@@ -234,6 +236,17 @@ function probeAhead(
   }
 }
 
+/**
+ * Thrown by {@link ProjectorRunner.applyCollect} with `noLoads` (an append planned from the document cache, before
+ * any statement): a projector needs a document the cache does not hold, or clears collections. Nothing was sent;
+ * the append takes the lock and runs the usual way.
+ */
+export class NeedsLock extends Error {
+  constructor() {
+    super('the append needs documents the cache does not hold');
+  }
+}
+
 /** Reads one round of probing ahead adds at most, per projector. */
 const MAX_PROBED_MISSES = 500;
 
@@ -339,13 +352,14 @@ function collectWrites(overlay: OverlayProjectionTx, writes: DocumentWrites): vo
  * The common table expressions that send `writes` inside a larger statement: `gone` deletes, `put` upserts. The
  * two touch different documents (an overlay holds one state per document), so one statement can run both.
  */
-export function documentWritesCtes(writes: DocumentWrites) {
+export function documentWritesCtes(writes: DocumentWrites, guard?: RawBuilder<unknown>) {
+  const only = guard ? sql` AND ${guard}` : sql``;
   return sql`gone AS (DELETE FROM projection_documents WHERE (projector, collection, id) IN (
       SELECT p COLLATE "C", c COLLATE "C", i COLLATE "C"
-      FROM unnest(${writes.gone.p}::text[], ${writes.gone.c}::text[], ${writes.gone.i}::text[]) AS t(p, c, i))),
+      FROM unnest(${writes.gone.p}::text[], ${writes.gone.c}::text[], ${writes.gone.i}::text[]) AS t(p, c, i))${only}),
     put AS (INSERT INTO projection_documents (projector, collection, id, doc)
       SELECT p, c, i, d FROM unnest(${writes.put.p}::text[], ${writes.put.c}::text[], ${writes.put.i}::text[],
-        ${writes.put.d}::text[]) AS t(p, c, i, d)
+        ${writes.put.d}::text[]) AS t(p, c, i, d)${guard ? sql` WHERE ${guard}` : sql``}
       ON CONFLICT (projector, collection, id) DO UPDATE SET doc = excluded.doc)`;
 }
 

@@ -123,6 +123,60 @@ describePg('appends decided under the log-head lock', () => {
     expect(await store.projection('queue').list('open')).toEqual([{ id: 'y' }]);
   });
 
+  it('one that waited for the lock reads its listings and heads again in one statement, and decides on them', async () => {
+    const url = await server!.createDatabase();
+    const store = await open(url);
+    for (const id of ['x', 'y']) {
+      await store.append({
+        streamType: 'test',
+        streamId: id,
+        expectedVersion: 'no_stream',
+        events: [{ type: 'test.created', data: { name: id } }],
+      });
+    }
+    // Another writer holds the lock while the decided append waits, takes "x" behind the store's back (its item
+    // out of the index, a test.noted event) and commits: the listing read before the wait is stale.
+    const writer = new pg.Client({ connectionString: url });
+    await writer.connect();
+    // The writer's own statements bypass the counting (it patches the prototype while the append runs).
+    const query = pg.Client.prototype.query;
+    const w = (text: string) => (query as (t: string) => Promise<unknown>).call(writer, text);
+    try {
+      await w('BEGIN');
+      await w('SELECT position FROM log_head FOR UPDATE');
+      const sent: string[] = [];
+      const decided = statementsOf(() => store.appendDecided!(takeOne('me'))).then((texts) => sent.push(...texts));
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      await w(
+        `INSERT INTO events (position, event_id, stream_type, stream_id, stream_version, type, schema_version, data,
+          meta, recorded_at) SELECT 3, 'evt_behind', 'test', 'x', 2, 'test.noted', 1, '{"text":"other"}', meta,
+          recorded_at FROM events WHERE position = 1`,
+      );
+      await w(`UPDATE projection_documents SET doc = '{"id":"x","taken":true}'
+        WHERE projector = 'queue' AND collection = 'items' AND id = 'x'`);
+      await w(`DELETE FROM projection_documents WHERE projector = 'queue' AND collection = 'open' AND id = 'x'`);
+      await w('UPDATE log_head SET position = 3');
+      await w(`UPDATE projector_checkpoints SET position = 3 WHERE name = 'queue'`);
+      await w('COMMIT');
+      await decided;
+      // BEGIN with the locking statement; after the wait one read of the checkpoints, heads and listings; the write
+      // with COMMIT (before: the listings in a statement of their own, one more round trip).
+      expect(sent.map((t) => t.trim().slice(0, 6).toUpperCase())).toEqual([
+        'BEGIN',
+        'SELECT',
+        'SELECT',
+        'WITH I',
+        'COMMIT',
+      ]);
+      expect(sent[2]).toMatch(/AS lowest.*AS heads.*AS listed/s);
+      // It took "y": "x" was taken by the other writer, as the read after the lock showed.
+      expect((await store.readStream('y')).map((e) => e.type)).toEqual(['test.created', 'test.noted']);
+      expect((await store.readStream('x')).map((e) => e.position)).toEqual([1, 3]);
+    } finally {
+      await writer.end();
+    }
+  });
+
   it('refuses an idempotency key; a decision that throws fails alone, the others in its transaction commit', async () => {
     const store = await open(await server!.createDatabase());
     for (const id of ['p', 'q']) {

@@ -1,6 +1,7 @@
 import { defineProjector, StreamVersionConflictError } from '@demiurge/event-store';
 import { testEventRegistry } from '@demiurge/event-store/testing';
 import pg from 'pg';
+import { filter, firstValueFrom } from 'rxjs';
 import { afterEach, expect, it } from 'vitest';
 import { openPostgresEventStore, type PostgresEventStore } from '../src/index.js';
 import { testServer } from './test-server.js';
@@ -99,32 +100,44 @@ const append = (store: PostgresEventStore, streamId: string, expectedVersion: nu
   });
 
 describePg('the document cache and the one-statement lock', () => {
-  it("a store's next append finds the documents its last commit left in memory: no load, two round trips", async () => {
+  it("a store's next append finds the documents its last commit left in memory: no load, one round trip", async () => {
     const store = await open(await server!.createDatabase());
     await append(store, 'a');
     const sent = await statementsOf(() => append(store, 'a'));
+    // Planned from the cache: BEGIN, the one statement that checks the head under the lock and writes, COMMIT.
     expect(sent.map((t) => t.slice(0, 30).toLowerCase())).toEqual([
       'begin',
-      'select h.position, h.hash, h.x',
-      'with inserted as ( insert into',
+      'with moved as (update log_head',
       'commit',
     ]);
-    // BEGIN goes with the lock and the heads, the last statement with COMMIT (pg's pipeline mode).
-    expect(await roundTripsOf(() => append(store, 'a'))).toBe(2);
+    // All three in one write (pg's pipeline mode, the socket corked).
+    expect(await roundTripsOf(() => append(store, 'a'))).toBe(1);
     expect(await store.projection('totals').get('totals', 'all')).toBe(3);
     expect(await store.projection('totals').get('streams', 'a')).toBe(3);
+    // A stream the cache does not know (its head and its document unread): the lock and the heads, the load, the
+    // write: three round trips; then it is known.
+    expect(await roundTripsOf(() => append(store, 'new'))).toBe(3);
+    expect(await roundTripsOf(() => append(store, 'new'))).toBe(1);
+    expect((await store.readStream('new')).map((e) => e.streamVersion)).toEqual([1, 2]);
   });
 
   it("another host's appends in between: the documents are loaded again, and the read model counts every event", async () => {
     const url = await server!.createDatabase();
     const [a, b] = [await open(url), await open(url)];
     await append(a, 'x');
+    await append(a, 'x'); // a's cache knows "x": its next append would be planned from the cache
+    const seenByA = firstValueFrom(a.events$.pipe(filter((e) => e.position === 3)));
     await append(b, 'x');
+    await seenByA; // b's commit was notified to a
     const sent = await statementsOf(() => append(a, 'x'));
+    // The notification of a later head told a that its cache is stale: no planned statement (it would write
+    // nothing), the lock first, then the loads.
+    expect(sent[1]).toMatch(/^SELECT h\.position/);
+    expect(sent.some((t) => /^WITH moved/.test(t))).toBe(false);
     expect(loads(sent)).toBeGreaterThan(0);
     for (let i = 0; i < 10; i++) await append(i % 3 === 0 ? b : a, 'x');
-    expect(await a.projection('totals').get('totals', 'all')).toBe(13);
-    expect(await a.projection('totals').get('streams', 'x')).toBe(13);
+    expect(await a.projection('totals').get('totals', 'all')).toBe(14);
+    expect(await a.projection('totals').get('streams', 'x')).toBe(14);
   });
 
   it("another host's rebuild in between (the head does not move): the cache is dropped", async () => {
@@ -165,5 +178,52 @@ describePg('the document cache and the one-statement lock', () => {
     // The heads read with the lock (before the wait) said "w" does not exist; read again after it, it does.
     expect(await waiting).toBeInstanceOf(StreamVersionConflictError);
     expect(await store.head()).toBe(2);
+  });
+
+  it('an append planned from the cache writes nothing when another writer committed first, and is appended after it', async () => {
+    const url = await server!.createDatabase();
+    const store = await open(url);
+    await append(store, 'a');
+    await append(store, 'a'); // the cache knows stream "a" and the documents: the next append is planned from it
+    // Another writer (no NOTIFY: the store cannot know) holds the lock while the planned append is in flight, writes
+    // "a" version 3, moves the head and commits. The planned statement, granted the lock after it, must see that.
+    const writer = new pg.Client({ connectionString: url });
+    clients.push(writer);
+    await writer.connect();
+    await writer.query('BEGIN');
+    await writer.query('SELECT position FROM log_head FOR UPDATE');
+    const sent: string[] = [];
+    const waiting = statementsOf(() => append(store, 'a')).then((texts) => sent.push(...texts));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await writer.query(
+      `INSERT INTO events (position, event_id, stream_type, stream_id, stream_version, type, schema_version, data, meta,
+        recorded_at) SELECT 3, 'evt_behind', 'counter', 'a', 3, type, schema_version, data, meta, recorded_at
+        FROM events WHERE position = 1`,
+    );
+    await writer.query('UPDATE log_head SET position = 3');
+    await writer.query('COMMIT');
+    await waiting;
+    // The planned transaction (BEGIN, the guarded statement, COMMIT) wrote nothing; the append then ran under the
+    // lock: version 4 at position 4, and the projection caught up with the other writer's event first.
+    expect(sent[1]).toMatch(/^WITH moved AS \(UPDATE log_head/);
+    expect(sent.filter((t) => /^begin$/i.test(t))).toHaveLength(2);
+    expect((await store.readStream('a')).map((e) => [e.position, e.streamVersion])).toEqual([
+      [1, 1],
+      [2, 2],
+      [3, 3],
+      [4, 4],
+    ]);
+    expect(await store.projection('totals').get('totals', 'all')).toBe(4);
+    // An expected version the cache would have allowed is refused once the lock shows the stream moved.
+    await writer.query('BEGIN');
+    await writer.query(
+      `INSERT INTO events (position, event_id, stream_type, stream_id, stream_version, type, schema_version, data, meta,
+        recorded_at) SELECT 5, 'evt_behind2', 'counter', 'a', 5, type, schema_version, data, meta, recorded_at
+        FROM events WHERE position = 1`,
+    );
+    await writer.query('UPDATE log_head SET position = 5');
+    await writer.query('COMMIT');
+    await expect(append(store, 'a', 4)).rejects.toBeInstanceOf(StreamVersionConflictError);
+    expect(await store.head()).toBe(5);
   });
 });

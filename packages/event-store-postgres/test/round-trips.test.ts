@@ -1,3 +1,4 @@
+import { Socket } from 'node:net';
 import { defineProjector, ProjectorFailedError, StreamVersionConflictError } from '@demiurge/event-store';
 import { testEventRegistry } from '@demiurge/event-store/testing';
 import pg from 'pg';
@@ -56,6 +57,25 @@ async function statementsOf(work: () => Promise<unknown>): Promise<{ text: strin
   return seen;
 }
 
+/** The writes the process hands to its sockets' kernel buffers while `work` runs (one system call each). */
+async function socketWritesOf(work: () => Promise<unknown>): Promise<number> {
+  let writes = 0;
+  const proto = Socket.prototype as unknown as Record<'_write' | '_writev', (...args: unknown[]) => unknown>;
+  const original = { _write: proto._write, _writev: proto._writev };
+  for (const name of ['_write', '_writev'] as const) {
+    proto[name] = function (this: Socket, ...args: unknown[]) {
+      writes++;
+      return original[name].apply(this, args);
+    };
+  }
+  try {
+    await work();
+  } finally {
+    Object.assign(proto, original);
+  }
+  return writes;
+}
+
 const append = (store: PostgresEventStore, streamId: string) =>
   store.append({
     streamType: 'counter',
@@ -91,6 +111,25 @@ describePg('round trips of an append', () => {
     expect(await store.projection('per-stream').get('streams', 'a')).toBe(2);
     expect(await store.projection('chained').get('targets', 'target-a')).toBe(2);
     expect(await store.projection('chained').get('pointers', 'a')).toBe('target-a');
+  });
+
+  it('sends BEGIN with its locking statement, and the last statement with COMMIT, in one write each', async () => {
+    const store = await openPostgresEventStore({
+      url: await server!.createDatabase(),
+      registry: testEventRegistry,
+      projectors: [totals],
+    });
+    opened.push(store);
+    await append(store, 'a');
+    // A stream the store has not written: the lock and its head first (BEGIN with the locking statement), then the
+    // last statement with COMMIT: two writes, not four.
+    const statements = await statementsOf(async () => {
+      expect(await socketWritesOf(() => append(store, 'b'))).toBe(2);
+    });
+    expect(statements.map((s) => s.text.slice(0, 6).toLowerCase())).toEqual(['begin', 'select', 'with i', 'commit']);
+    // A stream it knows, planned from the cache: BEGIN, the guarded statement and COMMIT in one write.
+    expect(await socketWritesOf(() => append(store, 'b'))).toBe(1);
+    expect(await store.projection('totals').get('totals', 'all')).toBe(3);
   });
 
   it('without prepared statements the same appends give the same projections', async () => {
