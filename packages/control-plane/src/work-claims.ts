@@ -79,14 +79,14 @@ function reservationsOf(store: EventStore): Set<string> {
 export function decideClaim(ctx: ClaimContext, item: WorkAggregate, now: number, leaseMs: number): ClaimDecision {
   const workId = item.streamId;
   if (item.state === 'none') return { refused: 'no such work item' };
-  const expired =
-    isLeased(item.state) && item.state !== 'sending' && item.leaseUntil !== null && item.leaseUntil < iso(now);
+  const at = iso(now);
+  const expired = isLeased(item.state) && item.state !== 'sending' && item.leaseUntil !== null && item.leaseUntil < at;
   const events: NewEvent<WorkEventType>[] = [];
   if (expired) {
     events.push({ type: 'work.lease_expired', data: { workId, claimToken: item.claimToken!, attempt: item.attempt } });
   } else if (item.state !== 'queued' && item.state !== 'retry_scheduled') {
     return { refused: `it is ${item.state}` };
-  } else if (item.dueAt !== null && item.dueAt > iso(now)) {
+  } else if (item.dueAt !== null && item.dueAt > at) {
     return { refused: `it is not due until ${item.dueAt}` };
   }
   const problem = payloadProblem(ctx.kinds, item);
