@@ -1,13 +1,19 @@
 import type { NewEvent } from '@demiurge/contracts';
 import { createFakeClock, createSeededIdGenerator } from '@demiurge/contracts/testing';
-import { createInMemoryEventStore, type EventStore } from '@demiurge/event-store';
-import { describe, expect, it } from 'vitest';
+import type { EventStore } from '@demiurge/event-store';
+import { propertyStores } from '@demiurge/event-store-postgres/testing';
+import { afterAll, describe, expect, it } from 'vitest';
 import { type ClaimableEntry, mergeQueueListings, workItemsProjector, workItemsReader } from './index.js';
 
-function setup() {
+// The in-memory store, or PostgreSQL (a fresh database per store) under the `postgres` project of vitest.config.ts:
+// the kinds are found with `after` past each kind's range, which must hold in both stores' id order.
+const stores = await propertyStores();
+afterAll(() => stores.close());
+
+async function setup() {
   const clock = createFakeClock(Date.parse('2026-05-01T09:00:00.000Z'));
   const ids = createSeededIdGenerator(clock, 11);
-  const store = createInMemoryEventStore({ projectors: [workItemsProjector], clock, ids });
+  const store = await stores.open({ projectors: [workItemsProjector], clock, ids });
   return { store, ids, clock, reader: workItemsReader(store) };
 }
 
@@ -18,7 +24,7 @@ const at = (second: number) => new Date(Date.parse('2026-05-01T09:00:00.000Z') +
 
 describe('workItemsReader over several kinds', () => {
   it('finds every kind, a kind named like a path included, and lists them merged in due order', async () => {
-    const { store, ids, reader } = setup();
+    const { store, ids, reader } = await setup();
     // Kinds whose escaped prefixes sort in interleaving ways: 'a', 'a.b', 'a/b' (escaped 'a%2Fb'), 'b'.
     const plan: [string, number][] = [
       ['b', 1],
@@ -58,7 +64,7 @@ describe('workItemsReader over several kinds', () => {
   });
 
   it('lists leases of every kind by lease end, and a claimed item leaves the waiting list', async () => {
-    const { store, ids, reader } = setup();
+    const { store, ids, reader } = await setup();
     const items: [string, string, number][] = [];
     for (const [kind, lease] of [
       ['x', 30],

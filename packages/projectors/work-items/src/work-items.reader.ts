@@ -53,8 +53,9 @@ export function workItemsReader(store: ProjectionSource): WorkItemsReader {
       const [first] = await queue.list({ limit: 1, ...(after === undefined ? {} : { after }) });
       if (!first) return found;
       found.push(first.kind);
-      // Past every id of this kind (its escaped prefix holds no '/', and ids after it are ASCII).
-      after = `${queueKindPrefix(first.kind)}\uffff`;
+      // Past every id of this kind: its escaped prefix holds no '/', and what follows it is printable ASCII
+      // (below DEL), while a kind that sorts after it differs before that '/' or has a character above '/' there.
+      after = `${queueKindPrefix(first.kind)}\x7f`;
     }
   };
   const listing =
