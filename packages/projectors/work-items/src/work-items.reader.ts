@@ -63,7 +63,10 @@ export function workItemsReader(store: ProjectionSource): WorkItemsReader {
     async (options: QueueListOptions): Promise<QueueListing<T>> => {
       const list = (kind: string) => queue.list({ prefix: prefixOf(kind), limit: options.limit }) as Promise<T[]>;
       if (options.kind !== undefined) return mergeQueueListings([await list(options.kind)], options.limit);
-      return mergeQueueListings(await Promise.all((await kinds()).map(list)), options.limit);
+      const merged = mergeQueueListings(await Promise.all((await kinds()).map(list)), options.limit);
+      // The merge can keep more than the limit (every kind's list up to the earliest cut): the first `limit` of it.
+      if (merged.entries.length <= options.limit) return merged;
+      return { entries: merged.entries.slice(0, options.limit), cut: true };
     };
   return {
     get: (workId) => items.get(workId),
