@@ -10,7 +10,14 @@ import {
   workLifecycle,
 } from '@demiurge/lifecycle';
 import { type TaskView, taskBoardReader } from '@demiurge/projector-task-board';
-import { claimableByKindPrefix, leaseKey, workItemsReader } from '@demiurge/projector-work-items';
+import {
+  type ClaimableEntry,
+  type LeaseEntry,
+  leasedKey,
+  leasedPrefix,
+  waitingPrefix,
+  workItemsReader,
+} from '@demiurge/projector-work-items';
 import { OutOfScopeError } from './errors.js';
 import { WorkKind } from './kinds.js';
 import { loadWork } from './work-aggregate.js';
@@ -132,21 +139,20 @@ export async function pendingNotices(deps: NoticeDeps, options: { sessionId?: st
   const now = iso(deps.clock.now());
   const work = workItemsReader(deps.store);
   const tasks = taskBoardReader(deps.store);
-  const due = await work.claimableByKind.list({
-    prefix: claimableByKindPrefix(WorkKind.taskCompletion),
-  });
+  const kind = WorkKind.taskCompletion;
+  const due = (await work.queue.list({ prefix: waitingPrefix(kind) })) as ClaimableEntry[];
   const candidates = due.filter((e) => e.dueAt <= now).map((e) => e.workId);
   // Leases list by expiry, oldest first: only the expired head can hold a notice nobody works on.
   for (let after: string | undefined; ; ) {
-    const page = await work.leases.list({
+    const page = (await work.queue.list({
+      prefix: leasedPrefix(kind),
       limit: 200,
       ...(after === undefined ? {} : { after }),
-    });
+    })) as LeaseEntry[];
     const expired = page.filter((l) => l.leaseUntil < now);
-    for (const l of expired)
-      if (l.kind === WorkKind.taskCompletion && l.status !== 'sending') candidates.push(l.workId);
+    for (const l of expired) if (l.status !== 'sending') candidates.push(l.workId);
     if (page.length < 200 || expired.length < page.length) break;
-    after = leaseKey(page[page.length - 1]!.leaseUntil, page[page.length - 1]!.workId);
+    after = leasedKey(kind, page[page.length - 1]!.leaseUntil, page[page.length - 1]!.workId);
   }
   const notices: PendingNotice[] = [];
   for (const workId of candidates) {

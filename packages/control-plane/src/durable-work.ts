@@ -8,7 +8,16 @@ import {
   streamAppend,
 } from '@demiurge/event-store';
 import { workLifecycle } from '@demiurge/lifecycle';
-import { claimableKey, leaseKey, type WorkItemView, workItemsReader } from '@demiurge/projector-work-items';
+import {
+  type ClaimableEntry,
+  type LeaseEntry,
+  leasedKey,
+  leasedPrefix,
+  type WorkItemView,
+  waitingKey,
+  waitingPrefix,
+  workItemsReader,
+} from '@demiurge/projector-work-items';
 import { z } from 'zod';
 import { NotClaimableError, NotFoundError, parseSpec } from './errors.js';
 import { defaultWorkKinds, type KindRegistry } from './kinds.js';
@@ -231,30 +240,37 @@ export class DurableWorkRuntime {
     let rescheduled = 0;
     let unknown = 0;
     let corrupt = 0;
-    for (let after: string | undefined; ; ) {
-      const page = await reader.leases.list({
-        limit: 200,
-        ...(after === undefined ? {} : { after }),
-      });
-      const expired = page.filter((l) => l.leaseUntil < at);
-      for (const lease of expired) {
-        const state = await expireLease(this.options.store, lease.workId, at, this.appendOptions());
-        if (state === 'unknown') unknown++;
-        else if (state === 'retry_scheduled') rescheduled++;
+    const kinds = await reader.kinds();
+    for (const kind of kinds) {
+      for (let after: string | undefined; ; ) {
+        const page = (await reader.queue.list({
+          prefix: leasedPrefix(kind),
+          limit: 200,
+          ...(after === undefined ? {} : { after }),
+        })) as LeaseEntry[];
+        const expired = page.filter((l) => l.leaseUntil < at);
+        for (const lease of expired) {
+          const state = await expireLease(this.options.store, lease.workId, at, this.appendOptions());
+          if (state === 'unknown') unknown++;
+          else if (state === 'retry_scheduled') rescheduled++;
+        }
+        if (page.length < 200 || expired.length < page.length) break;
+        after = leasedKey(kind, page[page.length - 1]!.leaseUntil, page[page.length - 1]!.workId);
       }
-      if (page.length < 200 || expired.length < page.length) break;
-      after = leaseKey(page[page.length - 1]!.leaseUntil, page[page.length - 1]!.workId);
     }
-    for (let after: string | undefined; ; ) {
-      const page = await reader.claimable.list({
-        limit: 200,
-        ...(after === undefined ? {} : { after }),
-      });
-      for (const entry of page) {
-        if (await setAsideIfCorrupt(this.options.store, this.kinds, entry.workId, this.appendOptions())) corrupt++;
+    for (const kind of kinds) {
+      for (let after: string | undefined; ; ) {
+        const page = (await reader.queue.list({
+          prefix: waitingPrefix(kind),
+          limit: 200,
+          ...(after === undefined ? {} : { after }),
+        })) as ClaimableEntry[];
+        for (const entry of page) {
+          if (await setAsideIfCorrupt(this.options.store, this.kinds, entry.workId, this.appendOptions())) corrupt++;
+        }
+        if (page.length < 200) break;
+        after = waitingKey(kind, page[page.length - 1]!.dueAt, page[page.length - 1]!.workId);
       }
-      if (page.length < 200) break;
-      after = claimableKey(page[page.length - 1]!.dueAt, page[page.length - 1]!.workId);
     }
     return { rescheduled, unknown, corrupt };
   }
@@ -271,10 +287,9 @@ export class DurableWorkRuntime {
     const at = iso(options.now ?? this.options.clock.now());
     const limit = options.limit ?? 50;
     const settled: { workId: string; state: 'unknown' | 'retry_scheduled' }[] = [];
-    const page = await workItemsReader(this.options.store).leases.list({ limit });
-    for (const lease of page) {
+    const { entries } = await workItemsReader(this.options.store).leased({ kind: options.kind, limit });
+    for (const lease of entries) {
       if (lease.leaseUntil >= at) break;
-      if (options.kind !== undefined && lease.kind !== options.kind) continue;
       if (options.statuses && !options.statuses.includes(lease.status)) continue;
       const state = await expireLease(this.options.store, lease.workId, at, this.appendOptions());
       if (state) settled.push({ workId: lease.workId, state });

@@ -6,14 +6,17 @@ import {
 } from '@demiurge/event-store';
 import {
   type ClaimableEntry,
-  claimableByKindPrefix,
   type LeaseEntry,
+  leasedPrefix,
+  mergeQueueListings,
+  type QueueEntry,
   WorkItemCollections,
   type WorkItemView,
+  waitingPrefix,
   workItemsProjector,
 } from '@demiurge/projector-work-items';
 import { afterAppend, type WorkAggregate, workFromView } from './work-aggregate.js';
-import { anyDue, type ClaimContext, decideClaim, type WorkClaim } from './work-claims.js';
+import { anyDue, type ClaimContext, decideClaim, readerOf, type WorkClaim } from './work-claims.js';
 
 const iso = (ms: number) => new Date(ms).toISOString();
 /** Rounds of one call: a round that found fewer due items than it wants while a list was cut looks further. */
@@ -30,21 +33,17 @@ const idle = new WeakMap<EventStore, Set<string>>();
 export const claimsUnderLock = (ctx: ClaimContext): boolean =>
   ctx.store.appendDecided !== undefined && ctx.store.projectorNames.includes(PROJECTOR);
 
-/** The two listings a claim decides from: the due index (of one kind, or all) and the leases, with the items. */
-function listings(kind: string | undefined, limit: number): LockedListing[] {
+/**
+ * The listings a claim decides from: per kind (the one asked, or every kind the queue held just before), its
+ * waiting entries then its leases, each with its item.
+ */
+function listings(kinds: readonly string[], limit: number): LockedListing[] {
   const item = { streamField: 'workId', joinCollection: WorkItemCollections.items };
-  return [
-    kind === undefined
-      ? { projector: PROJECTOR, collection: WorkItemCollections.claimable, limit, ...item }
-      : {
-          projector: PROJECTOR,
-          collection: WorkItemCollections.claimableByKind,
-          prefix: claimableByKindPrefix(kind),
-          limit,
-          ...item,
-        },
-    { projector: PROJECTOR, collection: WorkItemCollections.leases, limit, ...item },
-  ];
+  const collection = WorkItemCollections.queue;
+  return kinds.flatMap((kind) => [
+    { projector: PROJECTOR, collection, prefix: waitingPrefix(kind), limit, ...item },
+    { projector: PROJECTOR, collection, prefix: leasedPrefix(kind), limit, ...item },
+  ]);
 }
 
 /**
@@ -69,20 +68,27 @@ export async function claimDueUnderLock(
   }
   const kindKey = options.kind ?? '';
   if (idleKinds.has(kindKey) && !(await anyDue(ctx.store, options.kind, iso(ctx.clock.now())))) return [];
+  // Every kind's queue is listed when no kind is asked: the kinds are read first, outside the lock (a kind whose
+  // first item is enqueued in between is listed by the next call).
+  const kinds = options.kind === undefined ? await readerOf(ctx.store).kinds() : [options.kind];
   const claims: WorkClaim[] = [];
   let lost = 0;
-  for (let round = 0, scale = 1; round < MAX_ROUNDS && claims.length < options.limit; round++, scale *= 2) {
+  for (
+    let round = 0, scale = 1;
+    kinds.length > 0 && round < MAX_ROUNDS && claims.length < options.limit;
+    round++, scale *= 2
+  ) {
     const want = options.limit - claims.length;
     const limit = (want + 2) * scale;
     let more = false;
     try {
       const { result, appended } = await append({
-        listings: listings(options.kind, limit),
+        listings: listings(kinds, limit),
         options: ctx.appendOptions,
-        decide: ([claimable, leases], taken) => {
+        decide: (listed, taken) => {
           const now = ctx.clock.now();
           const at = iso(now);
-          const due = dueEntries(claimable!, leases!, { kind: options.kind, limit }, at);
+          const due = dueEntries(listed, limit, at);
           more = due.more;
           const streams = [];
           const made: { claim: WorkClaim; item: WorkAggregate }[] = [];
@@ -117,29 +123,40 @@ export async function claimDueUnderLock(
   return claims;
 }
 
+/** A listed entry with its `queue` document in reach of the merge. */
+type Listed<T extends QueueEntry> = T & { readonly locked: LockedEntry };
+
 /**
  * The due entries, oldest first (queued or retry_scheduled and due, then leased with an expired lease, never
- * `sending`), and whether more lie beyond (a list was cut while its entries were still due).
+ * `sending`), and whether more lie beyond (a list was cut while its entries were still due). `listed` holds,
+ * per kind, its waiting list then its lease list; several kinds are merged in order.
  */
 function dueEntries(
-  claimable: readonly LockedEntry[],
-  leases: readonly LockedEntry[],
-  options: { kind: string | undefined; limit: number },
+  listed: readonly (readonly LockedEntry[])[],
+  limit: number,
   at: string,
 ): { entries: LockedEntry[]; more: boolean } {
+  const waitingLists: Listed<ClaimableEntry>[][] = [];
+  const leaseLists: Listed<LeaseEntry>[][] = [];
+  listed.forEach((list, i) => {
+    const docs = list.map((locked) => ({ ...(locked.doc as QueueEntry), locked }));
+    if (i % 2 === 0) waitingLists.push(docs as Listed<ClaimableEntry>[]);
+    else leaseLists.push(docs as Listed<LeaseEntry>[]);
+  });
+  const waiting = mergeQueueListings(waitingLists, limit);
+  const leases = mergeQueueListings(leaseLists, limit);
   const entries: LockedEntry[] = [];
-  for (const entry of claimable) {
-    if ((entry.doc as ClaimableEntry).dueAt > at) break;
-    entries.push(entry);
+  for (const entry of waiting.entries) {
+    if (entry.dueAt > at) break;
+    entries.push(entry.locked);
   }
-  const claimableCut = claimable.length === options.limit && entries.length === claimable.length;
+  const waitingCut = waiting.cut && entries.length === waiting.entries.length && entries.length > 0;
   let expired = 0;
-  for (const entry of leases) {
-    const lease = entry.doc as LeaseEntry;
+  for (const lease of leases.entries) {
     if (lease.leaseUntil >= at) break;
     expired++;
-    if (lease.status !== 'sending' && (options.kind === undefined || lease.kind === options.kind)) entries.push(entry);
+    if (lease.status !== 'sending') entries.push(lease.locked);
   }
-  const leasesCut = leases.length === options.limit && expired === leases.length;
-  return { entries, more: claimableCut || leasesCut };
+  const leasesCut = leases.cut && expired === leases.entries.length && expired > 0;
+  return { entries, more: waitingCut || leasesCut };
 }

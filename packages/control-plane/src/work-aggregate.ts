@@ -78,10 +78,13 @@ export function workFromView(view: WorkItemView, version: number): WorkAggregate
   return aggregateOf({ streamId: view.workId, state: facts, version, events: [] });
 }
 
+/** Built field by field (no spread of `loaded`): every claim and command makes one or two of these. */
 function aggregateOf(loaded: Loaded<WorkFacts>): WorkAggregate {
   const facts = loaded.state;
   return {
-    ...loaded,
+    streamId: loaded.streamId,
+    version: loaded.version,
+    events: loaded.events,
     state: facts.status,
     facts,
     kind: facts.kind,

@@ -7,7 +7,7 @@ import {
   streamAppend,
 } from '@demiurge/event-store';
 import { checkEvents, type WorkEventType, workLifecycle } from '@demiurge/lifecycle';
-import { claimableByKindPrefix, type WorkItemsReader, workItemsReader } from '@demiurge/projector-work-items';
+import { type WorkItemsReader, workItemsReader } from '@demiurge/projector-work-items';
 import type { KindRegistry } from './kinds.js';
 import { afterAppend, isLeased, loadWork, payloadProblem, type WorkAggregate, workFromView } from './work-aggregate.js';
 
@@ -54,7 +54,7 @@ const inFlight = new WeakMap<EventStore, Set<string>>();
 const readers = new WeakMap<EventStore, WorkItemsReader>();
 
 /** The store's work-items reader, made once (every claim reads through it). */
-function readerOf(store: EventStore): WorkItemsReader {
+export function readerOf(store: EventStore): WorkItemsReader {
   let reader = readers.get(store);
   if (!reader) {
     reader = workItemsReader(store);
@@ -79,14 +79,14 @@ function reservationsOf(store: EventStore): Set<string> {
 export function decideClaim(ctx: ClaimContext, item: WorkAggregate, now: number, leaseMs: number): ClaimDecision {
   const workId = item.streamId;
   if (item.state === 'none') return { refused: 'no such work item' };
-  const expired =
-    isLeased(item.state) && item.state !== 'sending' && item.leaseUntil !== null && item.leaseUntil < iso(now);
+  const at = iso(now);
+  const expired = isLeased(item.state) && item.state !== 'sending' && item.leaseUntil !== null && item.leaseUntil < at;
   const events: NewEvent<WorkEventType>[] = [];
   if (expired) {
     events.push({ type: 'work.lease_expired', data: { workId, claimToken: item.claimToken!, attempt: item.attempt } });
   } else if (item.state !== 'queued' && item.state !== 'retry_scheduled') {
     return { refused: `it is ${item.state}` };
-  } else if (item.dueAt !== null && item.dueAt > iso(now)) {
+  } else if (item.dueAt !== null && item.dueAt > at) {
     return { refused: `it is not due until ${item.dueAt}` };
   }
   const problem = payloadProblem(ctx.kinds, item);
@@ -130,22 +130,22 @@ async function dueCandidates(
   now: string,
 ): Promise<DueCandidates> {
   const reader = readerOf(store);
-  const [collection, prefix] = options.kind
-    ? [reader.claimableByKind, claimableByKindPrefix(options.kind)]
-    : [reader.claimable, ''];
+  const kind = options.kind;
+  const waiting = await reader.waiting({ kind, limit: options.limit });
+  const last = <T>(list: readonly T[]) => list[list.length - 1];
   // More lie beyond only when a list was cut while its entries were still due (both lists are in due order).
-  const cut = <T>(list: readonly T[], due: (entry: T) => boolean) =>
-    list.length === options.limit && due(list[list.length - 1]!);
-  const claimable = await collection.list({ prefix, limit: options.limit });
-  const claimableCut = cut(claimable, (e) => e.dueAt <= now);
-  const leases = claimableCut ? [] : await reader.leases.list({ limit: options.limit });
+  const lastDue = last(waiting.entries);
+  const waitingCut = waiting.cut && lastDue !== undefined && lastDue.dueAt <= now;
+  const leased = waitingCut ? undefined : await reader.leased({ kind, limit: options.limit });
   const ids: string[] = [];
-  for (const entry of claimable) if (entry.dueAt <= now) ids.push(entry.workId);
-  for (const lease of leases) {
+  for (const entry of waiting.entries) if (entry.dueAt <= now) ids.push(entry.workId);
+  for (const lease of leased?.entries ?? []) {
     if (lease.leaseUntil >= now) break;
-    if (lease.status !== 'sending' && (!options.kind || lease.kind === options.kind)) ids.push(lease.workId);
+    if (lease.status !== 'sending') ids.push(lease.workId);
   }
-  return { ids, more: claimableCut || cut(leases, (l) => l.leaseUntil < now) };
+  const lastLease = leased && last(leased.entries);
+  const leasedCut = leased?.cut === true && lastLease !== undefined && lastLease.leaseUntil < now;
+  return { ids, more: waitingCut || leasedCut };
 }
 
 /** A candidate listing concurrent claimers of this process share, per store and kind. */

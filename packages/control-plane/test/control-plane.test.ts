@@ -171,6 +171,25 @@ describe('DurableWorkRuntime', () => {
     expect((await rt.work.claimDue({ limit: 10 })).map((c) => c.workId)).toEqual([workId]);
   });
 
+  it('claims due work of every kind oldest first, and expires the leases of every kind by lease end', async () => {
+    const taskId = (n: number) => `tsk_${String(n).repeat(26)}`;
+    const first = await rt.work.enqueue({ kind: 'task.completion', subjectId: 't1', payload: { taskId: taskId(1) } });
+    rt.clock.advance(1);
+    const second = await enqueue();
+    rt.clock.advance(1);
+    const third = await rt.work.enqueue({ kind: 'task.completion', subjectId: 't2', payload: { taskId: taskId(2) } });
+    // The kinds' queues merged in due order: task.completion, delivery.send, then task.completion again.
+    const two = await rt.work.claimDue({ limit: 2 });
+    expect(two.map((c) => c.workId)).toEqual([first.workId, second.workId]);
+    rt.clock.advance(1);
+    expect((await rt.work.claimDue({ limit: 5 })).map((c) => c.workId)).toEqual([third.workId]);
+    rt.clock.advance(60_000);
+    // At most two, the first to expire of every kind (the first two claims share their lease end).
+    const settled = await rt.work.expireLeases({ limit: 2 });
+    expect(settled.map((s) => s.workId).sort()).toEqual([first.workId, second.workId].sort());
+    expect((await rt.work.expireLeases()).map((s) => s.workId)).toEqual([third.workId]);
+  });
+
   it('claims due work oldest first, honours next attempt times, and sets unreadable payloads aside', async () => {
     const a = await enqueue();
     rt.clock.advance(1);

@@ -12,7 +12,10 @@ await new Promise((resolve) => process.once('message', resolve));
 for (let idle = 0; idle < 3; ) {
   const claims = await work.claimDue({ kind: 'task.completion', limit: 8 });
   if (claims.length === 0) {
-    idle = (await store.projection('work-items').list('claimable', { limit: 1 })).length === 0 ? idle + 1 : 0;
+    idle =
+      (await store.projection('work-items').list('queue', { prefix: 'task.completion/wait/', limit: 1 })).length === 0
+        ? idle + 1
+        : 0;
     continue;
   }
   for (const claim of claims) {

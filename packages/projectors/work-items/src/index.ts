@@ -1,18 +1,23 @@
 export {
   CLAIMABLE_STATUSES,
   type ClaimableEntry,
-  claimableByKindKey,
-  claimableByKindPrefix,
-  claimableKey,
   isClaimable,
   isLeased,
+  isWaitingEntry,
   LEASED_STATUSES,
   type LeaseEntry,
-  leaseKey,
+  leasedKey,
+  leasedPrefix,
+  mergeQueueListings,
+  type QueueEntry,
+  type QueueListing,
+  queueKindPrefix,
   type WorkError,
   WorkItemCollections,
   type WorkItemStatus,
   type WorkItemView,
+  waitingKey,
+  waitingPrefix,
 } from './work-item.view.js';
 export { workItemsProjector } from './work-items.projector.js';
-export { type WorkItemsReader, workItemsReader } from './work-items.reader.js';
+export { type QueueListOptions, type WorkItemsReader, workItemsReader } from './work-items.reader.js';

@@ -47,14 +47,14 @@ export interface WorkItemView {
   readonly allowed: readonly WorkEventType[];
 }
 
-/** An entry of `claimable` and `claimable-by-kind`. */
+/** A `queue` entry of an item waiting for a claim (`queued` or `retry_scheduled`). */
 export interface ClaimableEntry {
   readonly workId: string;
   readonly kind: string;
   readonly dueAt: string;
 }
 
-/** An entry of `leases`. */
+/** A `queue` entry of an item held by a claim (`claimed`, `running` or `sending`). */
 export interface LeaseEntry {
   readonly workId: string;
   readonly kind: string;
@@ -62,50 +62,94 @@ export interface LeaseEntry {
   readonly leaseUntil: string;
 }
 
+/** An entry of `queue`: waiting ({@link ClaimableEntry}, has `dueAt`) or leased ({@link LeaseEntry}). */
+export type QueueEntry = ClaimableEntry | LeaseEntry;
+
 /** Collections of the `work-items` projector. */
 export const WorkItemCollections = {
   /** id = workId → {@link WorkItemView} */
   items: 'items',
-  /** id = {@link claimableKey} → {@link ClaimableEntry}, while queued or retry_scheduled */
-  claimable: 'claimable',
-  /** id = {@link claimableByKindKey} → {@link ClaimableEntry}, while queued or retry_scheduled */
-  claimableByKind: 'claimable-by-kind',
-  /** id = {@link leaseKey} → {@link LeaseEntry}, while claimed, running or sending */
-  leases: 'leases',
+  /**
+   * One index for claiming, per kind: id = {@link leasedKey} → {@link LeaseEntry} while claimed, running or
+   * sending, id = {@link waitingKey} → {@link ClaimableEntry} while queued or retry_scheduled. A kind's leases sort
+   * just before its waiting items, so a claim (the oldest waiting entry out, a lease entry in) and its success
+   * (the lease entry out) write the same page of the file.
+   */
+  queue: 'queue',
 } as const;
 
-/** The statuses in which an item waits for a claim (and is in `claimable`). */
+/** The statuses in which an item waits for a claim (has a waiting entry in `queue`). */
 export const CLAIMABLE_STATUSES: readonly WorkItemStatus[] = ['queued', 'retry_scheduled'];
-/** The statuses in which an item is held by a claim (and is in `leases`). */
+/** The statuses in which an item is held by a claim (has a lease entry in `queue`). */
 export const LEASED_STATUSES: readonly WorkItemStatus[] = ['claimed', 'running', 'sending'];
 
-/** Whether an item in this status waits for a claim (is in `claimable`). */
+/** Whether an item in this status waits for a claim. */
 export const isClaimable = (status: WorkItemStatus): boolean => CLAIMABLE_STATUSES.includes(status);
-/** Whether an item in this status is held by a claim (is in `leases`). */
+/** Whether an item in this status is held by a claim. */
 export const isLeased = (status: WorkItemStatus): boolean => LEASED_STATUSES.includes(status);
 
-/**
- * The `claimable` id: due time then work id, so listing in id order is listing by due time.
- * @example
- * const due = await reader.list<ClaimableEntry>(WorkItemCollections.claimable, { limit: 10 });
- * const ready = due.filter((e) => e.dueAt <= now.toISOString());
- */
-export const claimableKey = (dueAt: string, workId: string): string => `${dueAt}/${workId}`;
-
-/** The prefix of one kind's entries in `claimable-by-kind`. */
-export const claimableByKindPrefix = (kind: string): string => `${kind}/`;
+/** Whether a `queue` entry is a waiting one (else a lease). */
+export const isWaitingEntry = (entry: QueueEntry): entry is ClaimableEntry => 'dueAt' in entry;
 
 /**
- * The `claimable-by-kind` id: kind, due time, work id.
- * @example
- * await reader.list(WorkItemCollections.claimableByKind, { prefix: claimableByKindPrefix('delivery.send') });
+ * The prefix of one kind's entries in `queue`: the kind, escaped so that it holds no `/` (so one kind's
+ * entries are one range, whatever the kinds are called; the usual dotted kinds are unchanged).
  */
-export const claimableByKindKey = (kind: string, dueAt: string, workId: string): string =>
-  `${claimableByKindPrefix(kind)}${dueAt}/${workId}`;
+export const queueKindPrefix = (kind: string): string => `${encodeURIComponent(kind)}/`;
+
+/** The prefix of one kind's lease entries in `queue` (by lease end: the first are the first to expire). */
+export const leasedPrefix = (kind: string): string => `${queueKindPrefix(kind)}lease/`;
+
+/** The prefix of one kind's waiting entries in `queue` (by due time: the first are the first due). */
+export const waitingPrefix = (kind: string): string => `${queueKindPrefix(kind)}wait/`;
 
 /**
- * The `leases` id: lease end then work id, so the first entries are the first to expire.
+ * The id of a waiting entry in `queue`: kind, due time, work id.
  * @example
- * const expiring = await reader.list<LeaseEntry>(WorkItemCollections.leases, { limit: 50 });
+ * const due = await reader.list<ClaimableEntry>(WorkItemCollections.queue, { prefix: waitingPrefix('delivery.send'), limit: 20 });
  */
-export const leaseKey = (leaseUntil: string, workId: string): string => `${leaseUntil}/${workId}`;
+export const waitingKey = (kind: string, dueAt: string, workId: string): string =>
+  `${waitingPrefix(kind)}${dueAt}/${workId}`;
+
+/**
+ * The id of a lease entry in `queue`: kind, lease end, work id.
+ * @example
+ * const expiring = await reader.list<LeaseEntry>(WorkItemCollections.queue, { prefix: leasedPrefix('delivery.send'), limit: 50 });
+ */
+export const leasedKey = (kind: string, leaseUntil: string, workId: string): string =>
+  `${leasedPrefix(kind)}${leaseUntil}/${workId}`;
+
+/** An ordered listing of `queue` entries: `cut` when more may lie beyond the last. */
+export interface QueueListing<T extends QueueEntry> {
+  readonly entries: readonly T[];
+  readonly cut: boolean;
+}
+
+/** The order of entries of one sort (waiting: due time then work id; leased: lease end then work id). */
+const orderOf = (entry: QueueEntry): string =>
+  `${isWaitingEntry(entry) ? entry.dueAt : entry.leaseUntil}/${entry.workId}`;
+
+/**
+ * Merges per-kind listings of one sort (each in order, each read with `limit`) into one in that order. A list
+ * that holds `limit` entries or more says nothing past its last entry, so the merge keeps only the entries up
+ * to the earliest such last entry (at least `limit` of them) and is then `cut`. One list is kept as it is.
+ * @example
+ * const due = mergeQueueListings(await Promise.all(kinds.map((k) => listWaiting(k, 10))), 10);
+ */
+export function mergeQueueListings<T extends QueueEntry>(
+  lists: readonly (readonly T[])[],
+  limit: number,
+): QueueListing<T> {
+  if (lists.length === 1) return { entries: lists[0]!, cut: lists[0]!.length >= limit };
+  let bound: string | undefined;
+  for (const list of lists) {
+    const last = list[list.length - 1];
+    if (list.length >= limit && last !== undefined && (bound === undefined || orderOf(last) < bound))
+      bound = orderOf(last);
+  }
+  const keyed = lists.flat().map((entry) => ({ entry, key: orderOf(entry) }));
+  const kept = (bound === undefined ? keyed : keyed.filter((k) => k.key <= bound)).sort((a, b) =>
+    a.key < b.key ? -1 : a.key > b.key ? 1 : 0,
+  );
+  return { entries: kept.map((k) => k.entry), cut: bound !== undefined };
+}

@@ -4,13 +4,13 @@ import { createInMemoryEventStore, createInMemoryLog, defineProjector, type Even
 import { describe, expect, it } from 'vitest';
 import {
   type ClaimableEntry,
-  claimableByKindKey,
-  claimableByKindPrefix,
-  claimableKey,
   type LeaseEntry,
-  leaseKey,
+  leasedKey,
+  leasedPrefix,
   WorkItemCollections,
   type WorkItemView,
+  waitingKey,
+  waitingPrefix,
   workItemsProjector,
 } from './index.js';
 
@@ -30,8 +30,12 @@ const work = (store: EventStore, workId: string, ...events: NewEvent[]) =>
 const ids = async (reader: ReturnType<EventStore['projection']>, collection: string) =>
   Object.keys((await reader.dump())[collection] ?? {});
 
+/** The ids of the `queue` entries under `prefix`. */
+const queued = async (reader: ReturnType<EventStore['projection']>, prefix = '') =>
+  (await ids(reader, 'queue')).filter((id) => id.startsWith(prefix));
+
 describe('work-items projector', () => {
-  it('moves an item through claimable and leases on every transition up to unknown', async () => {
+  it('moves an item through the queue (waiting, then leased) on every transition up to unknown', async () => {
     const { store, ids: gen, clock, reader, at } = setup();
     const workId = gen.next('wrk');
     const enqueuedAt = at(0);
@@ -58,11 +62,11 @@ describe('work-items projector', () => {
       version: 1,
       allowed: ['work.claimed', 'work.cancelled', 'work.corrupt'],
     });
-    expect(await ids(reader, 'claimable')).toEqual([claimableKey(enqueuedAt, workId)]);
-    expect(
-      await reader.list<ClaimableEntry>('claimable-by-kind', { prefix: claimableByKindPrefix('delivery.send') }),
-    ).toEqual([{ workId, kind: 'delivery.send', dueAt: enqueuedAt }]);
-    expect(await ids(reader, 'leases')).toEqual([]);
+    expect(await queued(reader)).toEqual([waitingKey('delivery.send', enqueuedAt, workId)]);
+    expect(await reader.list<ClaimableEntry>('queue', { prefix: waitingPrefix('delivery.send') })).toEqual([
+      { workId, kind: 'delivery.send', dueAt: enqueuedAt },
+    ]);
+    expect(await queued(reader, leasedPrefix('delivery.send'))).toEqual([]);
 
     clock.advance(1000);
     const lease1 = at(30_000);
@@ -70,9 +74,8 @@ describe('work-items projector', () => {
       type: 'work.claimed',
       data: { workId, claimToken: 'tok-1', attempt: 1, owner: 'host-a', leaseUntil: lease1 },
     });
-    expect(await ids(reader, 'claimable')).toEqual([]);
-    expect(await ids(reader, 'claimable-by-kind')).toEqual([]);
-    expect(await reader.list<LeaseEntry>('leases')).toEqual([
+    expect(await queued(reader, waitingPrefix('delivery.send'))).toEqual([]);
+    expect(await reader.list<LeaseEntry>('queue')).toEqual([
       { workId, kind: 'delivery.send', status: 'claimed', leaseUntil: lease1 },
     ]);
     expect(await reader.get<WorkItemView>('items', workId)).toMatchObject({
@@ -87,19 +90,18 @@ describe('work-items projector', () => {
     clock.advance(1000);
     const lease2 = at(30_000);
     await work(store, workId, { type: 'work.heartbeat', data: { workId, claimToken: 'tok-1', leaseUntil: lease2 } });
-    expect(await ids(reader, 'leases')).toEqual([leaseKey(lease2, workId)]);
+    expect(await queued(reader)).toEqual([leasedKey('delivery.send', lease2, workId)]);
 
     await work(store, workId, { type: 'work.running', data: { workId, claimToken: 'tok-1' } });
-    expect(await reader.list<LeaseEntry>('leases')).toEqual([
+    expect(await reader.list<LeaseEntry>('queue')).toEqual([
       { workId, kind: 'delivery.send', status: 'running', leaseUntil: lease2 },
     ]);
     await work(store, workId, { type: 'work.sending', data: { workId, claimToken: 'tok-1' } });
-    expect(await reader.list<LeaseEntry>('leases')).toMatchObject([{ status: 'sending', leaseUntil: lease2 }]);
+    expect(await reader.list<LeaseEntry>('queue')).toMatchObject([{ status: 'sending', leaseUntil: lease2 }]);
 
     clock.advance(40_000);
     await work(store, workId, { type: 'work.unknown', data: { workId, claimToken: 'tok-1', reason: 'host crashed' } });
-    expect(await ids(reader, 'leases')).toEqual([]);
-    expect(await ids(reader, 'claimable')).toEqual([]);
+    expect(await queued(reader)).toEqual([]);
     expect(await reader.get<WorkItemView>('items', workId)).toMatchObject({
       status: 'unknown',
       claimToken: null,
@@ -112,7 +114,7 @@ describe('work-items projector', () => {
     });
   });
 
-  it('puts a failed attempt with retryAt back in claimable at the new due time, and counts attempts', async () => {
+  it('puts a failed attempt with retryAt back in the queue at the new due time, and counts attempts', async () => {
     const { store, ids: gen, clock, reader, at } = setup();
     const workId = gen.next('wrk');
     const notBefore = at(5_000);
@@ -124,7 +126,7 @@ describe('work-items projector', () => {
       nextAttemptAt: notBefore,
       dueAt: notBefore,
     });
-    expect(await ids(reader, 'claimable-by-kind')).toEqual([claimableByKindKey('schedule.fire', notBefore, workId)]);
+    expect(await queued(reader)).toEqual([waitingKey('schedule.fire', notBefore, workId)]);
 
     clock.advance(5_000);
     await work(store, workId, {
@@ -145,9 +147,7 @@ describe('work-items projector', () => {
       claimToken: null,
       allowed: ['work.claimed', 'work.cancelled', 'work.corrupt'],
     });
-    expect(await ids(reader, 'claimable')).toEqual([claimableKey(retryAt, workId)]);
-    expect(await ids(reader, 'claimable-by-kind')).toEqual([claimableByKindKey('schedule.fire', retryAt, workId)]);
-    expect(await ids(reader, 'leases')).toEqual([]);
+    expect(await queued(reader)).toEqual([waitingKey('schedule.fire', retryAt, workId)]);
 
     clock.advance(60_000);
     await work(store, workId, {
@@ -165,7 +165,7 @@ describe('work-items projector', () => {
       lastError: { code: 'fatal', message: 'gave up' },
       allowed: [],
     });
-    expect(await reader.dump()).not.toHaveProperty('claimable');
+    expect(await reader.dump()).not.toHaveProperty('queue');
   });
 
   it('normalizes data times to toISOString so index ids sort by time', async () => {
@@ -180,7 +180,7 @@ describe('work-items projector', () => {
       type: 'work.enqueued',
       data: { workId: early, kind: 'k', subjectId: 's', notBefore: '2026-01-01T00:00:09.5Z' },
     });
-    const due = await reader.list<ClaimableEntry>('claimable');
+    const due = await reader.list<ClaimableEntry>('queue', { prefix: waitingPrefix('k') });
     expect(due.map((e) => [e.workId, e.dueAt])).toEqual([
       [early, '2026-01-01T00:00:09.500Z'],
       [late, '2026-01-01T00:00:10.000Z'],
@@ -209,10 +209,10 @@ describe('work-items projector', () => {
     const retryAt = at(10_000);
     await work(store, b, { type: 'work.resolved', data: { workId: b, decision: 'retry', retryAt } });
     expect(await reader.get<WorkItemView>('items', b)).toMatchObject({ status: 'retry_scheduled', dueAt: retryAt });
-    expect(await ids(reader, 'claimable')).toEqual([claimableKey(retryAt, b)]);
+    expect(await queued(reader)).toEqual([waitingKey('delivery.send', retryAt, b)]);
   });
 
-  it('marks corrupt work with its detail as last error and takes it out of claimable', async () => {
+  it('marks corrupt work with its detail as last error and takes it out of the queue', async () => {
     const { store, ids: gen, reader } = setup();
     const workId = gen.next('wrk');
     await work(store, workId, { type: 'work.enqueued', data: { workId, kind: 'k', subjectId: 's', payload: 3 } });
@@ -222,7 +222,7 @@ describe('work-items projector', () => {
       lastError: { code: 'corrupt', message: 'payload is not an object' },
       allowed: [],
     });
-    expect(await ids(reader, 'claimable')).toEqual([]);
+    expect(await queued(reader)).toEqual([]);
   });
 
   it('ignores events the machine refuses and events for items never enqueued', async () => {
@@ -289,6 +289,9 @@ describe('work-items projector', () => {
     log.documents.get('work-items')?.clear();
     const reopened = createInMemoryEventStore({ projectors: [bumped], clock, log });
     expect(await reopened.projection('work-items').dump()).toEqual(live);
-    expect(await reopened.projection('work-items').checkpoint()).toMatchObject({ version: 2, position: 1 });
+    expect(await reopened.projection('work-items').checkpoint()).toMatchObject({
+      version: workItemsProjector.version + 1,
+      position: 1,
+    });
   });
 });

@@ -3,14 +3,13 @@ import { defineProjector, type ProjectionTx } from '@demiurge/event-store';
 import { allowedEvents, evolveWork, initialWorkFacts, NONE, type WorkFacts, workLifecycle } from '@demiurge/lifecycle';
 import {
   type ClaimableEntry,
-  claimableByKindKey,
-  claimableKey,
   isClaimable,
   isLeased,
   type LeaseEntry,
-  leaseKey,
+  leasedKey,
   WorkItemCollections,
   type WorkItemView,
+  waitingKey,
 } from './work-item.view.js';
 
 const workEventTypes = workEvents.map((e) => e.type);
@@ -61,63 +60,55 @@ function viewOf(facts: WorkFacts, event: RecordedEvent): WorkItemView | undefine
   };
 }
 
-interface IndexEntry {
+interface QueueSlot {
   readonly id: string;
   readonly doc: ClaimableEntry | LeaseEntry;
 }
 
-/** The secondary indexes: for each collection, the entry an item has there (if any). */
-const indexes: readonly { collection: string; entry: (item: WorkItemView) => IndexEntry | undefined }[] = [
-  {
-    collection: WorkItemCollections.claimable,
-    entry: (item) =>
-      isClaimable(item.status) ? { id: claimableKey(item.dueAt, item.workId), doc: claimableDoc(item) } : undefined,
-  },
-  {
-    collection: WorkItemCollections.claimableByKind,
-    entry: (item) =>
-      isClaimable(item.status)
-        ? { id: claimableByKindKey(item.kind, item.dueAt, item.workId), doc: claimableDoc(item) }
-        : undefined,
-  },
-  {
-    collection: WorkItemCollections.leases,
-    entry: (item) =>
-      isLeased(item.status) && item.leaseUntil !== null
-        ? {
-            id: leaseKey(item.leaseUntil, item.workId),
-            doc: { workId: item.workId, kind: item.kind, status: item.status, leaseUntil: item.leaseUntil },
-          }
-        : undefined,
-  },
-];
-
-function claimableDoc(item: WorkItemView): ClaimableEntry {
-  return { workId: item.workId, kind: item.kind, dueAt: item.dueAt };
+/** The `queue` entry an item has (if any): waiting by due time, or leased by lease end. */
+function queueSlot(item: WorkItemView): QueueSlot | undefined {
+  if (isClaimable(item.status)) {
+    return {
+      id: waitingKey(item.kind, item.dueAt, item.workId),
+      doc: { workId: item.workId, kind: item.kind, dueAt: item.dueAt },
+    };
+  }
+  if (isLeased(item.status) && item.leaseUntil !== null) {
+    return {
+      id: leasedKey(item.kind, item.leaseUntil, item.workId),
+      doc: { workId: item.workId, kind: item.kind, status: item.status, leaseUntil: item.leaseUntil },
+    };
+  }
+  return undefined;
 }
 
-/** Moves each index entry from where the old item had it to where the new one has it. */
+const sameDoc = (a: ClaimableEntry | LeaseEntry, b: ClaimableEntry | LeaseEntry): boolean =>
+  a.workId === b.workId &&
+  a.kind === b.kind &&
+  (a as LeaseEntry).status === (b as LeaseEntry).status &&
+  (a as ClaimableEntry).dueAt === (b as ClaimableEntry).dueAt &&
+  (a as LeaseEntry).leaseUntil === (b as LeaseEntry).leaseUntil;
+
+/** Moves the item's `queue` entry from where the old item had it to where the new one has it. */
 function reindex(tx: ProjectionTx, before: WorkItemView | undefined, after: WorkItemView): void {
-  for (const { collection, entry } of indexes) {
-    const old = before && entry(before);
-    const now = entry(after);
-    if (old && old.id !== now?.id) tx.delete(collection, old.id);
-    if (now && (old?.id !== now.id || JSON.stringify(old.doc) !== JSON.stringify(now.doc))) {
-      tx.put(collection, now.id, now.doc);
-    }
-  }
+  const old = before && queueSlot(before);
+  const now = queueSlot(after);
+  if (old && old.id !== now?.id) tx.delete(WorkItemCollections.queue, old.id);
+  if (now && (old?.id !== now.id || !sameDoc(old.doc, now.doc))) tx.put(WorkItemCollections.queue, now.id, now.doc);
 }
 
 /**
- * The `runtime_work_items` read model: one {@link WorkItemView} per work item, and the indexes the
- * durable work runtime queries: `claimable` (by due time), `claimable-by-kind` and `leases` (by lease end).
+ * The `runtime_work_items` read model: one {@link WorkItemView} per work item, and the index the durable work
+ * runtime claims from: `queue`, per kind the leases (by lease end) then the waiting items (by due time).
+ * Version 2 replaced version 1's three indexes (`claimable`, `claimable-by-kind`, `leases`): one page of the
+ * file written per claim and per success instead of three and one more.
  * Each item is the one work item fold (`evolveWork` in `@demiurge/lifecycle`, the same fold the command side
  * loads items with): an event the machine refuses, one naming a stale claim token, or one for an item that
  * was never enqueued, leaves the read model unchanged.
  */
 export const workItemsProjector = defineProjector({
   name: 'work-items',
-  version: 1,
+  version: 2,
   handles: workEvents.map((e) => e.type),
   apply(event, tx) {
     if (!isEvent(event, ...workEventTypes)) return;

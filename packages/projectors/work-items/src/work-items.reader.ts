@@ -1,10 +1,27 @@
 import { type ProjectionSource, type TypedCollection, typedCollection } from '@demiurge/event-store';
-import { type ClaimableEntry, type LeaseEntry, WorkItemCollections, type WorkItemView } from './work-item.view.js';
+import {
+  type ClaimableEntry,
+  type LeaseEntry,
+  leasedPrefix,
+  mergeQueueListings,
+  type QueueEntry,
+  type QueueListing,
+  queueKindPrefix,
+  WorkItemCollections,
+  type WorkItemView,
+  waitingPrefix,
+} from './work-item.view.js';
 import { workItemsProjector } from './work-items.projector.js';
 
+/** Which entries of `queue` to list: of one kind, or of every kind merged in order; the first `limit`. */
+export interface QueueListOptions {
+  readonly kind?: string | undefined;
+  readonly limit: number;
+}
+
 /**
- * The `work-items` read model, typed. The collections list in id order: `claimable` by due time,
- * `claimableByKind` by kind then due time, `leases` by lease expiry; page with `after` and `limit`.
+ * The `work-items` read model, typed. `queue` lists in id order: per kind, its leases by lease end, then its
+ * waiting items by due time; `waiting` and `leased` list one sort, of one kind or of all kinds merged.
  */
 export interface WorkItemsReader {
   /** One work item, or undefined. */
@@ -12,25 +29,52 @@ export interface WorkItemsReader {
   /** Every work item, in id order. */
   all(): Promise<WorkItemView[]>;
   readonly items: TypedCollection<WorkItemView>;
-  readonly claimable: TypedCollection<ClaimableEntry>;
-  readonly claimableByKind: TypedCollection<ClaimableEntry>;
-  readonly leases: TypedCollection<LeaseEntry>;
+  readonly queue: TypedCollection<QueueEntry>;
+  /** The kinds that have entries in `queue` (one short read per kind). */
+  kinds(): Promise<string[]>;
+  /** Items waiting for a claim, first due first. */
+  waiting(options: QueueListOptions): Promise<QueueListing<ClaimableEntry>>;
+  /** Items held by a claim, first to expire first. */
+  leased(options: QueueListOptions): Promise<QueueListing<LeaseEntry>>;
 }
 
 /**
  * The typed reader of the `work-items` projection.
  * @example
- * const due = await workItemsReader(store).claimable.list({ limit: 10 });
+ * const { entries } = await workItemsReader(store).waiting({ kind: 'delivery.send', limit: 10 });
  */
 export function workItemsReader(store: ProjectionSource): WorkItemsReader {
   const reader = store.projection(workItemsProjector.name);
   const items = typedCollection<WorkItemView>(reader, WorkItemCollections.items);
+  const queue = typedCollection<QueueEntry>(reader, WorkItemCollections.queue);
+  const kinds = async (): Promise<string[]> => {
+    const found: string[] = [];
+    for (let after: string | undefined; ; ) {
+      const [first] = await queue.list({ limit: 1, ...(after === undefined ? {} : { after }) });
+      if (!first) return found;
+      found.push(first.kind);
+      // Past every id of this kind: its escaped prefix holds no '/', and what follows it is printable ASCII
+      // (below DEL), while a kind that sorts after it differs before that '/' or has a character above '/' there.
+      after = `${queueKindPrefix(first.kind)}\x7f`;
+    }
+  };
+  const listing =
+    <T extends QueueEntry>(prefixOf: (kind: string) => string) =>
+    async (options: QueueListOptions): Promise<QueueListing<T>> => {
+      const list = (kind: string) => queue.list({ prefix: prefixOf(kind), limit: options.limit }) as Promise<T[]>;
+      if (options.kind !== undefined) return mergeQueueListings([await list(options.kind)], options.limit);
+      const merged = mergeQueueListings(await Promise.all((await kinds()).map(list)), options.limit);
+      // The merge can keep more than the limit (every kind's list up to the earliest cut): the first `limit` of it.
+      if (merged.entries.length <= options.limit) return merged;
+      return { entries: merged.entries.slice(0, options.limit), cut: true };
+    };
   return {
     get: (workId) => items.get(workId),
     all: () => items.list(),
     items,
-    claimable: typedCollection<ClaimableEntry>(reader, WorkItemCollections.claimable),
-    claimableByKind: typedCollection<ClaimableEntry>(reader, WorkItemCollections.claimableByKind),
-    leases: typedCollection<LeaseEntry>(reader, WorkItemCollections.leases),
+    queue,
+    kinds,
+    waiting: listing<ClaimableEntry>(waitingPrefix),
+    leased: listing<LeaseEntry>(leasedPrefix),
   };
 }
