@@ -1,7 +1,13 @@
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { backoffMs, type RecordedEvent } from '@demiurge/contracts';
 import { type AppendResult, InvalidAppendError, StoreBusyError, StreamTypeMismatchError } from '@demiurge/event-store';
-import { type AppendPlan, checkExpectedVersion, eventIdempotencyKey, toRecorded } from '@demiurge/event-store/adapter';
+import {
+  type AppendPlan,
+  checkExpectedVersion,
+  eventIdempotencyKey,
+  metaJson,
+  toRecorded,
+} from '@demiurge/event-store/adapter';
 import { decodeRow } from './event-rows.js';
 import {
   FailedWhileWriting,
@@ -12,7 +18,10 @@ import {
   type PendingAppend,
   tellCommit,
 } from './group-commit-parts.js';
-import { eventHash, GENESIS_HASH } from './hash-chain.js';
+import { eventHashHex, GENESIS_HASH } from './hash-chain.js';
+
+const GENESIS_HEX = GENESIS_HASH.toString('hex');
+
 import { isCorruption } from './store-file-check.js';
 import { TransactionStreamHeads } from './stream-heads.js';
 
@@ -35,8 +44,8 @@ export class GroupCommitWriter {
   flushing = false;
   /** A rebuild holds the writer: nothing commits until it ends. */
   exclusive = false;
-  /** The chain's head inside the append transaction: the last inserted position and its hash. */
-  private chain: { position: number; hash: Buffer } = { position: 0, hash: GENESIS_HASH };
+  /** The chain's head inside the append transaction: the last inserted position and its hash (hex). */
+  private chain: { position: number; hex: string } = { position: 0, hex: GENESIS_HEX };
   /** `chain` is the head our last transaction committed (false after a rollback, and before the first). */
   private chainCommitted = false;
   /** `PRAGMA data_version` when the projectors were last known to be at the head. */
@@ -207,7 +216,7 @@ export class GroupCommitWriter {
       // last transaction did not commit): then it is read.
       if (foreign !== undefined || !this.chainCommitted) {
         const head = stmts.chainHead.get();
-        this.chain = { position: head?.position ?? 0, hash: head?.hash ?? GENESIS_HASH };
+        this.chain = { position: head?.position ?? 0, hex: head?.hash?.toString('hex') ?? GENESIS_HEX };
       }
       this.chainCommitted = false;
       let last = 0;
@@ -318,11 +327,11 @@ export class GroupCommitWriter {
       type: event.type,
       schema_version: event.schemaVersion,
       data: JSON.stringify(event.data),
-      meta: JSON.stringify(event.meta),
+      meta: metaJson(event.meta),
       recorded_at: plan.recordedAt,
       idempotency_key: plan.idempotencyKey === undefined ? null : eventIdempotencyKey(plan.idempotencyKey, index),
     };
-    const hash = eventHash(this.chain.hash, row);
+    const hex = eventHashHex(this.chain.hex, row);
     try {
       this.deps.stmts.insert.run(
         row.position,
@@ -336,9 +345,9 @@ export class GroupCommitWriter {
         row.meta,
         row.recorded_at,
         row.idempotency_key,
-        hash,
+        Buffer.from(hex, 'hex'),
       );
-      this.chain = { position: row.position, hash };
+      this.chain = { position: row.position, hex };
       return row.position;
     } catch (err) {
       if ((err as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE' && /event_id/.test((err as Error).message)) {
