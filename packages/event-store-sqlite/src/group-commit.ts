@@ -10,6 +10,7 @@ import {
 } from '@demiurge/event-store/adapter';
 import { decodeRow } from './event-rows.js';
 import {
+  committedEvents,
   FailedWhileWriting,
   type GroupCommitDeps,
   type Isolation,
@@ -120,8 +121,10 @@ export class GroupCommitWriter {
         if (this.pending.length === 0 || this.exclusive || this.deps.damaged()) break;
         const batch = this.pending.splice(0, MAX_BATCH);
         this.lastBatch = batch.length;
-        const outcomes = await this.commitWithRetry(batch);
-        const events = outcomes.flatMap((o) => (o.ok && !o.value.replayed ? o.value.events : []));
+        // Synchronous unless the database is locked (another process): no promise and microtask per commit.
+        let outcomes: Outcome[] | Promise<Outcome[]> = this.commitOrRetry(batch);
+        if (!Array.isArray(outcomes)) outcomes = await outcomes;
+        const events = committedEvents(outcomes);
         // The transaction ran at this data version (the writer caught up to it first): what it wrote is exact there.
         this.deps.streams.committed(events, this.projectionDataVersion);
         this.deps.async.committed(events);
@@ -136,17 +139,26 @@ export class GroupCommitWriter {
     }
   }
 
-  private async commitWithRetry(batch: readonly PendingAppend[]): Promise<Outcome[]> {
+  /** The batch's outcomes, committed now, or a promise of them when the database is locked (retried). */
+  private commitOrRetry(batch: readonly PendingAppend[]): Outcome[] | Promise<Outcome[]> {
     const started = Date.now();
+    try {
+      return this.commitBatch(batch);
+    } catch (err) {
+      if (isBusy(err) && Date.now() - started < this.deps.busyRetryMs) return this.commitWithRetry(batch, started);
+      const error = isBusy(err) ? new StoreBusyError(Date.now() - started, { cause: err }) : this.deps.failStop(err);
+      return batch.map(() => ({ ok: false, error }));
+    }
+  }
+
+  private async commitWithRetry(batch: readonly PendingAppend[], started: number): Promise<Outcome[]> {
     const limit = this.deps.busyRetryMs;
-    for (let attempt = 0; ; attempt++) {
+    for (let attempt = 1; ; attempt++) {
+      await new Promise((r) => setTimeout(r, backoffMs(attempt, { baseMs: 5, maxMs: 100, jitter: 'equal' })));
       try {
         return this.commitBatch(batch);
       } catch (err) {
-        if (isBusy(err) && Date.now() - started < limit) {
-          await new Promise((r) => setTimeout(r, backoffMs(attempt + 1, { baseMs: 5, maxMs: 100, jitter: 'equal' })));
-          continue;
-        }
+        if (isBusy(err) && Date.now() - started < limit) continue;
         const error = isBusy(err) ? new StoreBusyError(Date.now() - started, { cause: err }) : this.deps.failStop(err);
         return batch.map(() => ({ ok: false, error }));
       }
