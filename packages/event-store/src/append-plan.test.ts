@@ -4,7 +4,12 @@ import { z } from 'zod';
 import { DEFAULT_META, DEFAULT_META_JSON, metaJson, planAppend } from './append-plan.js';
 import { eventHash, eventHashHex, GENESIS_HASH } from './hash-chain.js';
 
-const Noted = defineEvent({ type: 'note.added', schemaVersion: 1, data: z.object({ text: z.string() }) });
+const Noted = defineEvent({
+  type: 'note.added',
+  schemaVersion: 1,
+  description: 'A note was added.',
+  data: z.object({ text: z.string() }),
+});
 const registry = createEventRegistry([Noted]);
 const deps = { registry, ids: { next: (p: string) => `${p}_1` as never }, clock: { now: () => 1_700_000_000_000 } };
 const stream = (meta?: object) => ({
