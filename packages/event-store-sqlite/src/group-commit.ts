@@ -20,12 +20,10 @@ import {
   tellCommit,
 } from './group-commit-parts.js';
 import { eventHashHex, GENESIS_HASH } from './hash-chain.js';
-
-const GENESIS_HEX = GENESIS_HASH.toString('hex');
-
 import { isCorruption } from './store-file-check.js';
 import { TransactionStreamHeads } from './stream-heads.js';
 
+const GENESIS_HEX = GENESIS_HASH.toString('hex');
 const MAX_BATCH = 512;
 /** The longest the writer goes without letting the event loop turn (timers, sockets) between flushes. */
 const TURN_EVERY_MS = 2;
