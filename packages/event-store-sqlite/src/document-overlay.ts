@@ -25,6 +25,8 @@ export class DocumentOverlay {
    * what an earlier append of the batch held and a flush wrote, so those are held again.
    */
   private beforeMark = new Map<string, Pending | undefined>();
+  /** A mark was set in this transaction (appends run in savepoints): writes record what they replace. */
+  private tracking = false;
   private active = false;
 
   constructor(private readonly hot: DocumentStatements) {}
@@ -37,6 +39,7 @@ export class DocumentOverlay {
   begin(): void {
     this.pending.clear();
     this.beforeMark.clear();
+    this.tracking = false;
     this.active = true;
   }
 
@@ -44,11 +47,16 @@ export class DocumentOverlay {
   end(): void {
     this.pending.clear();
     this.beforeMark.clear();
+    this.tracking = false;
     this.active = false;
   }
 
-  /** An append begins: its writes can be undone by {@link rollbackToMark}. */
+  /**
+   * An append begins: its writes can be undone by {@link rollbackToMark}. Until the first mark of a transaction
+   * nothing is recorded for a rollback (a batch without savepoints never rolls one append back).
+   */
   mark(): void {
+    this.tracking = true;
     this.beforeMark.clear();
   }
 
@@ -68,14 +76,14 @@ export class DocumentOverlay {
 
   write(projector: string, collection: string, id: string, doc: string | null): void {
     const key = keyOf(projector, collection, id);
-    if (!this.beforeMark.has(key)) this.beforeMark.set(key, this.pending.get(key));
+    if (this.tracking && !this.beforeMark.has(key)) this.beforeMark.set(key, this.pending.get(key));
     this.pending.set(key, { projector, collection, id, doc });
   }
 
   /** Writes every held document to SQLite (before a list, a clear, and the commit). */
   flush(): void {
     for (const [key, p] of this.pending) {
-      if (!this.beforeMark.has(key)) this.beforeMark.set(key, p);
+      if (this.tracking && !this.beforeMark.has(key)) this.beforeMark.set(key, p);
       if (p.doc === null) this.hot.delete.run(p.projector, p.collection, p.id);
       else this.hot.put.run(p.projector, p.collection, p.id, p.doc);
     }

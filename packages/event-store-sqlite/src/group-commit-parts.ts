@@ -1,4 +1,4 @@
-import type { EventRegistry } from '@demiurge/contracts';
+import type { EventRegistry, RecordedEvent } from '@demiurge/contracts';
 import type { AppendResult } from '@demiurge/event-store';
 import type { AppendPlan } from '@demiurge/event-store/adapter';
 import type { AsyncProjections } from './async-projections.js';
@@ -52,9 +52,16 @@ export interface GroupCommitDeps {
   readonly onCommit?: CommitHook | undefined;
 }
 
+/** The events a batch's outcomes committed (replays and refusals hold none), in position order. */
+export function committedEvents(outcomes: readonly Outcome[]): RecordedEvent[] {
+  const events: RecordedEvent[] = [];
+  for (const o of outcomes) if (o.ok && !o.value.replayed) for (const e of o.value.events) events.push(e);
+  return events;
+}
+
 /** Tells the commit hook of a commit that appended events (one that only replayed or refused is no commit of the log). */
 export function tellCommit(hook: CommitHook, phase: 'before' | 'after', outcomes: readonly Outcome[]): void {
-  const events = outcomes.flatMap((o) => (o.ok && !o.value.replayed ? o.value.events : []));
+  const events = committedEvents(outcomes);
   if (events.length > 0) hook(phase, events);
 }
 

@@ -1,9 +1,16 @@
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { backoffMs, type RecordedEvent } from '@demiurge/contracts';
 import { type AppendResult, InvalidAppendError, StoreBusyError, StreamTypeMismatchError } from '@demiurge/event-store';
-import { type AppendPlan, checkExpectedVersion, eventIdempotencyKey, toRecorded } from '@demiurge/event-store/adapter';
+import {
+  type AppendPlan,
+  checkExpectedVersion,
+  eventIdempotencyKey,
+  metaJson,
+  toRecorded,
+} from '@demiurge/event-store/adapter';
 import { decodeRow } from './event-rows.js';
 import {
+  committedEvents,
   FailedWhileWriting,
   type GroupCommitDeps,
   type Isolation,
@@ -12,10 +19,11 @@ import {
   type PendingAppend,
   tellCommit,
 } from './group-commit-parts.js';
-import { eventHash, GENESIS_HASH } from './hash-chain.js';
+import { eventHashHex, GENESIS_HASH } from './hash-chain.js';
 import { isCorruption } from './store-file-check.js';
 import { TransactionStreamHeads } from './stream-heads.js';
 
+const GENESIS_HEX = GENESIS_HASH.toString('hex');
 const MAX_BATCH = 512;
 /** The longest the writer goes without letting the event loop turn (timers, sockets) between flushes. */
 const TURN_EVERY_MS = 2;
@@ -35,8 +43,8 @@ export class GroupCommitWriter {
   flushing = false;
   /** A rebuild holds the writer: nothing commits until it ends. */
   exclusive = false;
-  /** The chain's head inside the append transaction: the last inserted position and its hash. */
-  private chain: { position: number; hash: Buffer } = { position: 0, hash: GENESIS_HASH };
+  /** The chain's head inside the append transaction: the last inserted position and its hash (hex). */
+  private chain: { position: number; hex: string } = { position: 0, hex: GENESIS_HEX };
   /** `chain` is the head our last transaction committed (false after a rollback, and before the first). */
   private chainCommitted = false;
   /** `PRAGMA data_version` when the projectors were last known to be at the head. */
@@ -111,8 +119,10 @@ export class GroupCommitWriter {
         if (this.pending.length === 0 || this.exclusive || this.deps.damaged()) break;
         const batch = this.pending.splice(0, MAX_BATCH);
         this.lastBatch = batch.length;
-        const outcomes = await this.commitWithRetry(batch);
-        const events = outcomes.flatMap((o) => (o.ok && !o.value.replayed ? o.value.events : []));
+        // Synchronous unless the database is locked (another process): no promise and microtask per commit.
+        let outcomes: Outcome[] | Promise<Outcome[]> = this.commitOrRetry(batch);
+        if (!Array.isArray(outcomes)) outcomes = await outcomes;
+        const events = committedEvents(outcomes);
         // The transaction ran at this data version (the writer caught up to it first): what it wrote is exact there.
         this.deps.streams.committed(events, this.projectionDataVersion);
         this.deps.async.committed(events);
@@ -127,17 +137,26 @@ export class GroupCommitWriter {
     }
   }
 
-  private async commitWithRetry(batch: readonly PendingAppend[]): Promise<Outcome[]> {
+  /** The batch's outcomes, committed now, or a promise of them when the database is locked (retried). */
+  private commitOrRetry(batch: readonly PendingAppend[]): Outcome[] | Promise<Outcome[]> {
     const started = Date.now();
+    try {
+      return this.commitBatch(batch);
+    } catch (err) {
+      if (isBusy(err) && Date.now() - started < this.deps.busyRetryMs) return this.commitWithRetry(batch, started);
+      const error = isBusy(err) ? new StoreBusyError(Date.now() - started, { cause: err }) : this.deps.failStop(err);
+      return batch.map(() => ({ ok: false, error }));
+    }
+  }
+
+  private async commitWithRetry(batch: readonly PendingAppend[], started: number): Promise<Outcome[]> {
     const limit = this.deps.busyRetryMs;
-    for (let attempt = 0; ; attempt++) {
+    for (let attempt = 1; ; attempt++) {
+      await new Promise((r) => setTimeout(r, backoffMs(attempt, { baseMs: 5, maxMs: 100, jitter: 'equal' })));
       try {
         return this.commitBatch(batch);
       } catch (err) {
-        if (isBusy(err) && Date.now() - started < limit) {
-          await new Promise((r) => setTimeout(r, backoffMs(attempt + 1, { baseMs: 5, maxMs: 100, jitter: 'equal' })));
-          continue;
-        }
+        if (isBusy(err) && Date.now() - started < limit) continue;
         const error = isBusy(err) ? new StoreBusyError(Date.now() - started, { cause: err }) : this.deps.failStop(err);
         return batch.map(() => ({ ok: false, error }));
       }
@@ -207,7 +226,7 @@ export class GroupCommitWriter {
       // last transaction did not commit): then it is read.
       if (foreign !== undefined || !this.chainCommitted) {
         const head = stmts.chainHead.get();
-        this.chain = { position: head?.position ?? 0, hash: head?.hash ?? GENESIS_HASH };
+        this.chain = { position: head?.position ?? 0, hex: head?.hash?.toString('hex') ?? GENESIS_HEX };
       }
       this.chainCommitted = false;
       let last = 0;
@@ -318,11 +337,11 @@ export class GroupCommitWriter {
       type: event.type,
       schema_version: event.schemaVersion,
       data: JSON.stringify(event.data),
-      meta: JSON.stringify(event.meta),
+      meta: metaJson(event.meta),
       recorded_at: plan.recordedAt,
       idempotency_key: plan.idempotencyKey === undefined ? null : eventIdempotencyKey(plan.idempotencyKey, index),
     };
-    const hash = eventHash(this.chain.hash, row);
+    const hex = eventHashHex(this.chain.hex, row);
     try {
       this.deps.stmts.insert.run(
         row.position,
@@ -336,9 +355,9 @@ export class GroupCommitWriter {
         row.meta,
         row.recorded_at,
         row.idempotency_key,
-        hash,
+        Buffer.from(hex, 'hex'),
       );
-      this.chain = { position: row.position, hash };
+      this.chain = { position: row.position, hex };
       return row.position;
     } catch (err) {
       if ((err as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE' && /event_id/.test((err as Error).message)) {

@@ -7,6 +7,7 @@ export {
   ChainWalker,
   compareKept,
   eventHash,
+  eventHashHex,
   GENESIS_HASH,
   walkChain,
 } from '@demiurge/event-store/adapter';

@@ -26,6 +26,12 @@ export class ProjectorRunner {
   private readonly checkpointAll: Database.Statement<unknown[]> | undefined;
   /** The projectors applied in the append transaction. */
   readonly inline: readonly Projector[];
+  private readonly inlineNames: readonly string[];
+  private readonly inlineTargets: readonly {
+    projector: Projector;
+    handles: ReadonlySet<string>;
+    tx: ProjectionTx;
+  }[];
   /** The projectors applied after the commit (`mode: 'async'`, see `AsyncProjections`). */
   readonly async: readonly Projector[];
   /** The documents a group-commit transaction wrote, held until it commits (see {@link DocumentOverlay}). */
@@ -46,6 +52,12 @@ export class ProjectorRunner {
       this.handles.set(p.name, new Set(p.handles));
     }
     this.inline = projectors.filter((p) => p.mode !== 'async');
+    this.inlineNames = this.inline.map((p) => p.name);
+    this.inlineTargets = this.inline.map((p) => ({
+      projector: p,
+      handles: this.handles.get(p.name)!,
+      tx: this.txs.get(p.name)!,
+    }));
     this.async = projectors.filter((p) => p.mode === 'async');
     if (this.inline.length > 0) {
       this.checkpointAll = db.prepare(
@@ -56,7 +68,10 @@ export class ProjectorRunner {
 
   /** Applies freshly appended events to every inline projector that handles them. */
   applyNew(events: readonly RecordedEvent[]): void {
-    this.applyTo(this.inline, events);
+    // The append path (every append): each inline projector's types and transaction looked up once, at open.
+    for (const { projector, handles, tx } of this.inlineTargets) {
+      for (const event of events) if (handles.has(event.type)) applyOne(projector, event, tx);
+    }
   }
 
   /** Applies events to the given projectors, each only the events past `after(projector)`. */
@@ -75,7 +90,7 @@ export class ProjectorRunner {
    * it, including a projector that handled none of its events. The next open then finds nothing to catch up.
    */
   checkpointAtHead(position: number): void {
-    this.checkpointAll?.run(position, ...this.inline.map((p) => p.name));
+    this.checkpointAll?.run(position, ...this.inlineNames);
   }
 
   /**

@@ -6,7 +6,10 @@
 export {
   type AppendPlan,
   checkExpectedVersion,
+  DEFAULT_META,
+  DEFAULT_META_JSON,
   eventIdempotencyKey,
+  metaJson,
   type PlannedEvent,
   type PlannedStream,
   planAppend,
@@ -22,6 +25,7 @@ export {
   compareKept,
   type EventRow,
   eventHash,
+  eventHashHex,
   GENESIS_HASH,
   walkChain,
 } from './hash-chain.js';

@@ -35,6 +35,23 @@ export interface AppendPlan {
   readonly eventCount: number;
 }
 
+/**
+ * The meta of an event appended without meta (none on the append, none on the event): the system actor. Built
+ * and checked once, shared (frozen) by every such event, instead of a zod parse per event; stores write
+ * {@link DEFAULT_META_JSON} for it. Byte for byte what `JSON.stringify(EventMeta.parse({ actor: systemActor }))`
+ * gives, which the hash chain covers (a test compares them).
+ */
+export const DEFAULT_META: EventMeta = Object.freeze({
+  actor: Object.freeze({ kind: systemActor.kind, id: systemActor.id }),
+});
+/** `JSON.stringify(DEFAULT_META)`: the stored meta text of an event appended without meta. */
+export const DEFAULT_META_JSON: string = JSON.stringify(DEFAULT_META);
+
+/** The stored meta text of a planned event (encoded once for the shared default meta). */
+export function metaJson(meta: EventMeta): string {
+  return meta === DEFAULT_META ? DEFAULT_META_JSON : JSON.stringify(meta);
+}
+
 const STREAM_TYPE = /^[a-z][a-z0-9_-]*$/;
 const MAX_ID_LENGTH = 256;
 // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is refused
@@ -74,25 +91,43 @@ export function planAppend(
           throw new InvalidAppendError(`stream ${stream.streamId} has an event without a type`);
         }
         const { data, schemaVersion } = deps.registry.validate(event.type, event.data);
-        const meta = EventMeta.safeParse({ actor: systemActor, ...options?.meta, ...event.meta });
-        if (!meta.success) {
-          const issue = meta.error.issues[0];
-          throw new EventValidationError(event.type, ['meta', ...(issue?.path ?? [])], issue?.message ?? 'invalid');
-        }
+        const meta =
+          event.meta === undefined && options?.meta === undefined ? DEFAULT_META : checkedMeta(event, options);
         const eventId = event.eventId ?? deps.ids.next(IdPrefix.event);
         if (typeof eventId !== 'string' || eventId.length === 0 || eventId.length > MAX_ID_LENGTH) {
           throw new InvalidAppendError(`event id must be a non-empty string of at most ${MAX_ID_LENGTH} characters`);
         }
-        return { eventId, type: event.type, schemaVersion, data, meta: meta.data };
+        return { eventId, type: event.type, schemaVersion, data, meta };
       }),
     };
   });
   return {
     streams: planned,
     idempotencyKey: key,
-    recordedAt: new Date(deps.clock.now()).toISOString(),
+    recordedAt: isoTime(deps.clock.now()),
     eventCount,
   };
+}
+
+function checkedMeta(event: AppendStream['events'][number], options: AppendOptions | undefined): EventMeta {
+  const meta = EventMeta.safeParse({ actor: systemActor, ...options?.meta, ...event.meta });
+  if (!meta.success) {
+    const issue = meta.error.issues[0];
+    throw new EventValidationError(event.type, ['meta', ...(issue?.path ?? [])], issue?.message ?? 'invalid');
+  }
+  return meta.data;
+}
+
+let lastIsoMs = Number.NaN;
+let lastIso = '';
+
+/** `new Date(ms).toISOString()`, remembered for the last millisecond asked (appends come many per millisecond). */
+function isoTime(ms: number): string {
+  if (ms !== lastIsoMs) {
+    lastIso = new Date(ms).toISOString();
+    lastIsoMs = ms;
+  }
+  return lastIso;
 }
 
 function isStreamList(input: AppendStream | readonly AppendStream[]): input is readonly AppendStream[] {

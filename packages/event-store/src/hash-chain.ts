@@ -30,23 +30,37 @@ export interface ChainedRow extends EventRow {
  * cost of a `createHash` object per event.
  */
 export function eventHash(previous: Buffer, row: ChainedRow): Buffer {
-  return hash(
-    'sha256',
-    previous.toString('hex') +
-      JSON.stringify([
-        row.position,
-        row.event_id,
-        row.stream_type,
-        row.stream_id,
-        row.stream_version,
-        row.type,
-        row.schema_version,
-        row.data,
-        row.meta,
-        row.recorded_at,
-        row.idempotency_key,
-      ]),
-    'buffer',
+  return hash('sha256', chainInput(previous.toString('hex'), row), 'buffer');
+}
+
+/**
+ * {@link eventHash} with both hashes as hex, for a writer that chains one event to the next: the same digest,
+ * but the next event's input needs the hex anyway, and a hex digest is cheaper to get from `crypto.hash` than a
+ * `Buffer` (store it with `Buffer.from(hex, 'hex')`).
+ * @example
+ * let head = GENESIS_HASH.toString('hex');
+ * head = eventHashHex(head, row); // === eventHash(GENESIS_HASH, row).toString('hex')
+ */
+export function eventHashHex(previousHex: string, row: ChainedRow): string {
+  return hash('sha256', chainInput(previousHex, row), 'hex');
+}
+
+function chainInput(previousHex: string, row: ChainedRow): string {
+  return (
+    previousHex +
+    JSON.stringify([
+      row.position,
+      row.event_id,
+      row.stream_type,
+      row.stream_id,
+      row.stream_version,
+      row.type,
+      row.schema_version,
+      row.data,
+      row.meta,
+      row.recorded_at,
+      row.idempotency_key,
+    ])
   );
 }
 
