@@ -1,11 +1,22 @@
 import { closeSync, openSync, readSync } from 'node:fs';
 import { createSeededIdGenerator } from '@demiurge/contracts/testing';
+import type { EventStore, ProjectionReader } from '@demiurge/event-store';
 import { openSqliteEventStore } from '@demiurge/event-store-sqlite';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { controlPlaneProjectors, DurableWorkRuntime, StaleClaimError, type WorkClaim } from '../src/index.js';
 import { openRuntime, type Runtime } from './harness.js';
 
 const KIND = 'task.completion';
+
+/** The store, with every projection reader it hands out passed through `wrap` (to count or alter reads). */
+function withReaders<S extends EventStore>(store: S, wrap: (reader: ProjectionReader) => ProjectionReader): S {
+  return new Proxy(store, {
+    get(target, prop, receiver) {
+      if (prop !== 'projection') return Reflect.get(target, prop, receiver);
+      return (name: string) => wrap(target.projection(name));
+    },
+  });
+}
 
 /**
  * The commits in the store's WAL file since its last reset: frames whose header marks a commit (a non-zero
@@ -73,21 +84,13 @@ describe('batched claims on a real SQLite file', () => {
     await enqueue(rt, 20);
     let lists = 0;
     // The same store, counting the candidate lists its work-items reader serves.
-    const counted = new Proxy(rt.store, {
-      get(target, prop, receiver) {
-        if (prop !== 'projection') return Reflect.get(target, prop, receiver);
-        return (name: string) => {
-          const reader = target.projection(name);
-          return {
-            ...reader,
-            list: (...args: Parameters<typeof reader.list>) => {
-              lists++;
-              return reader.list(...args);
-            },
-          };
-        };
+    const counted = withReaders(rt.store, (reader) => ({
+      ...reader,
+      list: (...args: Parameters<typeof reader.list>) => {
+        lists++;
+        return reader.list(...args);
       },
-    });
+    }));
     const work = new DurableWorkRuntime({ store: counted, clock: rt.clock, ids: rt.ids, owner: 'test-host' });
     const claims = (await Promise.all(Array.from({ length: 8 }, () => work.claimDue({ kind: KIND, limit: 1 })))).flat();
     expect(new Set(claims.map((c) => c.workId)).size).toBe(8);
@@ -183,22 +186,14 @@ describe('batched claims on a real SQLite file', () => {
       retryAt: new Date(rt.clock.now()).toISOString(),
     });
     let staleReads = 0;
-    const behind = new Proxy(rt.store, {
-      get(target, prop, receiver) {
-        if (prop !== 'projection') return Reflect.get(target, prop, receiver);
-        return (name: string) => {
-          const reader = target.projection(name);
-          return {
-            ...reader,
-            get: async (collection: string, id: string) => {
-              if (collection !== 'items' || id !== workId) return reader.get(collection, id);
-              staleReads++;
-              return stale;
-            },
-          };
-        };
+    const behind = withReaders(rt.store, (reader) => ({
+      ...reader,
+      get: async <T>(collection: string, id: string) => {
+        if (collection !== 'items' || id !== workId) return reader.get<T>(collection, id);
+        staleReads++;
+        return stale as T;
       },
-    });
+    }));
     const work = new DurableWorkRuntime({ store: behind, clock: rt.clock, ids: rt.ids, owner: 'test-host' });
     const [claim] = await work.claimDue({ kind: KIND, limit: 1 });
     // The stale view (attempt 0 at version 1) lost to the stream (version 3): the second round read the stream.
