@@ -10,14 +10,7 @@ import {
   workLifecycle,
 } from '@demiurge/lifecycle';
 import { type TaskView, taskBoardReader } from '@demiurge/projector-task-board';
-import {
-  type ClaimableEntry,
-  type LeaseEntry,
-  leasedKey,
-  leasedPrefix,
-  waitingPrefix,
-  workItemsReader,
-} from '@demiurge/projector-work-items';
+import { type ClaimableEntry, leasedKey, waitingPrefix, workItemsReader } from '@demiurge/projector-work-items';
 import { OutOfScopeError } from './errors.js';
 import { WorkKind } from './kinds.js';
 import { loadWork } from './work-aggregate.js';
@@ -144,11 +137,7 @@ export async function pendingNotices(deps: NoticeDeps, options: { sessionId?: st
   const candidates = due.filter((e) => e.dueAt <= now).map((e) => e.workId);
   // Leases list by expiry, oldest first: only the expired head can hold a notice nobody works on.
   for (let after: string | undefined; ; ) {
-    const page = (await work.queue.list({
-      prefix: leasedPrefix(kind),
-      limit: 200,
-      ...(after === undefined ? {} : { after }),
-    })) as LeaseEntry[];
+    const page = (await work.leased({ kind, limit: 200, after })).entries;
     const expired = page.filter((l) => l.leaseUntil < now);
     for (const l of expired) if (l.status !== 'sending') candidates.push(l.workId);
     if (page.length < 200 || expired.length < page.length) break;

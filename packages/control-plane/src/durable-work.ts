@@ -8,16 +8,7 @@ import {
   streamAppend,
 } from '@demiurge/event-store';
 import { workLifecycle } from '@demiurge/lifecycle';
-import {
-  type ClaimableEntry,
-  type LeaseEntry,
-  leasedKey,
-  leasedPrefix,
-  type WorkItemView,
-  waitingKey,
-  waitingPrefix,
-  workItemsReader,
-} from '@demiurge/projector-work-items';
+import { leasedKey, type WorkItemView, waitingKey, workItemsReader } from '@demiurge/projector-work-items';
 import { z } from 'zod';
 import { NotClaimableError, NotFoundError, parseSpec } from './errors.js';
 import { defaultWorkKinds, type KindRegistry } from './kinds.js';
@@ -243,11 +234,7 @@ export class DurableWorkRuntime {
     const kinds = await reader.kinds();
     for (const kind of kinds) {
       for (let after: string | undefined; ; ) {
-        const page = (await reader.queue.list({
-          prefix: leasedPrefix(kind),
-          limit: 200,
-          ...(after === undefined ? {} : { after }),
-        })) as LeaseEntry[];
+        const page = (await reader.leased({ kind, limit: 200, after })).entries;
         const expired = page.filter((l) => l.leaseUntil < at);
         for (const lease of expired) {
           const state = await expireLease(this.options.store, lease.workId, at, this.appendOptions());
@@ -260,11 +247,7 @@ export class DurableWorkRuntime {
     }
     for (const kind of kinds) {
       for (let after: string | undefined; ; ) {
-        const page = (await reader.queue.list({
-          prefix: waitingPrefix(kind),
-          limit: 200,
-          ...(after === undefined ? {} : { after }),
-        })) as ClaimableEntry[];
+        const page = (await reader.waiting({ kind, limit: 200, after })).entries;
         for (const entry of page) {
           if (await setAsideIfCorrupt(this.options.store, this.kinds, entry.workId, this.appendOptions())) corrupt++;
         }

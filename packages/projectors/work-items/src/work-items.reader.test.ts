@@ -3,7 +3,7 @@ import { createFakeClock, createSeededIdGenerator } from '@demiurge/contracts/te
 import type { EventStore } from '@demiurge/event-store';
 import { propertyStores } from '@demiurge/event-store-postgres/testing';
 import { afterAll, describe, expect, it } from 'vitest';
-import { type ClaimableEntry, mergeQueueListings, workItemsProjector, workItemsReader } from './index.js';
+import { type ClaimableEntry, mergeQueueListings, waitingKey, workItemsProjector, workItemsReader } from './index.js';
 
 // The in-memory store, or PostgreSQL (a fresh database per store) under the `postgres` project of vitest.config.ts:
 // the kinds are found with `after` past each kind's range, which must hold in both stores' id order.
@@ -52,6 +52,9 @@ describe('workItemsReader over several kinds', () => {
     const a = await reader.waiting({ kind: 'a', limit: 10 });
     expect(a.entries.map((e) => e.workId)).toEqual([made[1], made[4]]);
     expect((await reader.waiting({ kind: 'a/b', limit: 10 })).entries.map((e) => e.workId)).toEqual([made[2]]);
+    // Paged within a kind: past the key of the last entry seen.
+    const next = await reader.waiting({ kind: 'a', limit: 10, after: waitingKey('a', at(4), made[1]!) });
+    expect(next.entries.map((e) => e.workId)).toEqual([made[4]]);
 
     // Cut at 1 per kind: only what no kind's cut list can precede (the first due of all), then cut.
     const first = await reader.waiting({ limit: 1 });

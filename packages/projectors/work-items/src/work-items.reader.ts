@@ -17,6 +17,8 @@ import { workItemsProjector } from './work-items.projector.js';
 export interface QueueListOptions {
   readonly kind?: string | undefined;
   readonly limit: number;
+  /** With `kind`: list past this key of that kind's range (`waitingKey`/`leasedKey` of the last entry seen). */
+  readonly after?: string | undefined;
 }
 
 /**
@@ -61,9 +63,16 @@ export function workItemsReader(store: ProjectionSource): WorkItemsReader {
   const listing =
     <T extends QueueEntry>(prefixOf: (kind: string) => string) =>
     async (options: QueueListOptions): Promise<QueueListing<T>> => {
-      const list = (kind: string) => queue.list({ prefix: prefixOf(kind), limit: options.limit }) as Promise<T[]>;
-      if (options.kind !== undefined) return mergeQueueListings([await list(options.kind)], options.limit);
-      const merged = mergeQueueListings(await Promise.all((await kinds()).map(list)), options.limit);
+      const list = (kind: string, after?: string) =>
+        queue.list({
+          prefix: prefixOf(kind),
+          limit: options.limit,
+          ...(after === undefined ? {} : { after }),
+        }) as Promise<T[]>;
+      if (options.kind !== undefined) {
+        return mergeQueueListings([await list(options.kind, options.after)], options.limit);
+      }
+      const merged = mergeQueueListings(await Promise.all((await kinds()).map((kind) => list(kind))), options.limit);
       // The merge can keep more than the limit (every kind's list up to the earliest cut): the first `limit` of it.
       if (merged.entries.length <= options.limit) return merged;
       return { entries: merged.entries.slice(0, options.limit), cut: true };
