@@ -36,6 +36,36 @@ describe('planAppend meta', () => {
     expect(() => planAppend(stream(), { meta: { correlationId: '' } }, deps)).toThrow(/meta/);
   });
 
+  it('parses an actor-only meta once per actor and shares it, stored exactly as the parse path stored it', () => {
+    const plan = (meta: object) => planAppend(stream(), { meta }, deps).streams[0]!.events[0]!.meta;
+    const first = plan({ actor: { kind: 'system', id: 'worker-a' } });
+    const again = plan({ actor: { id: 'worker-a', kind: 'system' } });
+    expect(again).toBe(first);
+    expect(Object.isFrozen(first) && Object.isFrozen(first.actor)).toBe(true);
+    expect(metaJson(first)).toBe(JSON.stringify(EventMeta.parse({ actor: { kind: 'system', id: 'worker-a' } })));
+    expect(plan({ actor: { kind: 'system', id: 'worker-b' } })).not.toBe(first);
+    // Not actor-only: parsed each time, never shared.
+    const more = plan({ actor: { kind: 'system', id: 'worker-a' }, runId: 'r-1' });
+    expect(more).toEqual({ actor: { kind: 'system', id: 'worker-a' }, runId: 'r-1' });
+    expect(more).not.toBe(plan({ actor: { kind: 'system', id: 'worker-a' }, runId: 'r-1' }));
+    const extraActorKey = { actor: { kind: 'system', id: 'worker-a', name: 'x' } };
+    expect(plan(extraActorKey)).not.toBe(plan(extraActorKey));
+    // An event's own meta still wins over the append's, and bad actors are refused every time, not remembered.
+    const own = planAppend(
+      stream({ correlationId: 'c-2' }),
+      { meta: { actor: { kind: 'system', id: 'worker-a' } } },
+      deps,
+    );
+    expect(own.streams[0]!.events[0]!.meta).toEqual({
+      actor: { kind: 'system', id: 'worker-a' },
+      correlationId: 'c-2',
+    });
+    for (let i = 0; i < 2; i++) {
+      expect(() => plan({ actor: { kind: 'robot', id: 'r' } })).toThrow(/meta/);
+      expect(() => plan({ actor: { kind: 'system', id: '' } })).toThrow(/meta/);
+    }
+  });
+
   it('stamps every append with the clock time as ISO text', () => {
     let now = 1_700_000_000_000;
     const clock = { now: () => now };

@@ -47,9 +47,56 @@ export const DEFAULT_META: EventMeta = Object.freeze({
 /** `JSON.stringify(DEFAULT_META)`: the stored meta text of an event appended without meta. */
 export const DEFAULT_META_JSON: string = JSON.stringify(DEFAULT_META);
 
-/** The stored meta text of a planned event (encoded once for the shared default meta). */
+/** The stored text of the shared metas (the default, and each remembered actor's): encoded once. */
+const sharedMetaJson = new WeakMap<EventMeta, string>([[DEFAULT_META, DEFAULT_META_JSON]]);
+
+/** The stored meta text of a planned event (encoded once for a shared meta). */
 export function metaJson(meta: EventMeta): string {
-  return meta === DEFAULT_META ? DEFAULT_META_JSON : JSON.stringify(meta);
+  return sharedMetaJson.get(meta) ?? JSON.stringify(meta);
+}
+
+/** Remembered actor-only metas, by `kind\u0000id`; emptied when it reaches this many (ids of hosts, owners). */
+const MAX_ACTOR_METAS = 256;
+const actorMetas = new Map<string, EventMeta>();
+
+/**
+ * The checked meta of an append whose meta is its actor alone (`{ actor: { kind, id } }`, every durable-work and
+ * host command): parsed by zod once per actor, then shared (frozen, like {@link DEFAULT_META}) with its stored
+ * text. Anything else (more fields, other keys in the actor, non-string values) is parsed every time.
+ */
+function actorOnlyMeta(event: AppendStream['events'][number], options: AppendOptions | undefined): EventMeta {
+  const given = options?.meta as Record<string, unknown> | undefined;
+  const actor = given?.actor as Record<string, unknown> | undefined;
+  if (event.meta !== undefined || !isActorOnly(given, actor)) return checkedMeta(event, options);
+  const key = `${actor.kind}\u0000${actor.id}`;
+  let meta = actorMetas.get(key);
+  if (meta === undefined) {
+    const parsed = checkedMeta(event, options);
+    meta = Object.freeze({ ...parsed, actor: Object.freeze({ ...parsed.actor }) });
+    if (actorMetas.size >= MAX_ACTOR_METAS) actorMetas.clear();
+    actorMetas.set(key, meta);
+    sharedMetaJson.set(meta, JSON.stringify(meta));
+  }
+  return meta;
+}
+
+function isActorOnly(
+  meta: Record<string, unknown> | undefined,
+  actor: Record<string, unknown> | undefined,
+): actor is { kind: string; id: string } {
+  if (meta === undefined || actor === null || typeof actor !== 'object') return false;
+  if (Object.getPrototypeOf(meta) !== Object.prototype || Object.getPrototypeOf(actor) !== Object.prototype) {
+    return false;
+  }
+  const metaKeys = Object.keys(meta);
+  const actorKeys = Object.keys(actor);
+  return (
+    metaKeys.length === 1 &&
+    actorKeys.length === 2 &&
+    typeof actor.kind === 'string' &&
+    typeof actor.id === 'string' &&
+    (actorKeys[0] === 'kind' ? actorKeys[1] === 'id' : actorKeys[0] === 'id' && actorKeys[1] === 'kind')
+  );
 }
 
 const STREAM_TYPE = /^[a-z][a-z0-9_-]*$/;
@@ -92,7 +139,7 @@ export function planAppend(
         }
         const { data, schemaVersion } = deps.registry.validate(event.type, event.data);
         const meta =
-          event.meta === undefined && options?.meta === undefined ? DEFAULT_META : checkedMeta(event, options);
+          event.meta === undefined && options?.meta === undefined ? DEFAULT_META : actorOnlyMeta(event, options);
         const eventId = event.eventId ?? deps.ids.next(IdPrefix.event);
         if (typeof eventId !== 'string' || eventId.length === 0 || eventId.length > MAX_ID_LENGTH) {
           throw new InvalidAppendError(`event id must be a non-empty string of at most ${MAX_ID_LENGTH} characters`);
