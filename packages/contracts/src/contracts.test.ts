@@ -7,6 +7,7 @@ import {
   domainEvents,
   EventValidationError,
   idTime,
+  isoTime,
   SessionId,
   UnknownEventTypeError,
 } from './index.js';
@@ -122,5 +123,15 @@ describe('generated event catalog', () => {
     const { renderEventCatalog } = await import('./index.js');
     const file = new URL('../../../docs/events.md', import.meta.url);
     expect(readFileSync(file, 'utf8')).toBe(renderEventCatalog(domainEvents));
+  });
+});
+
+describe('isoTime', () => {
+  it('is toISOString of the millisecond, whether or not it was the last one asked', () => {
+    for (const ms of [0, 1_700_000_000_000, 1_700_000_000_000, 1_700_000_000_001, -1, 0]) {
+      expect(isoTime(ms)).toBe(new Date(ms).toISOString());
+    }
+    expect(() => isoTime(Number.NaN)).toThrow(RangeError);
+    expect(isoTime(5)).toBe('1970-01-01T00:00:00.005Z');
   });
 });

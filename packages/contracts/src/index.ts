@@ -1,6 +1,6 @@
 export { type BackoffOptions, backoffMs } from './backoff.js';
 export { domainEventDefinitions, domainEvents } from './catalog.js';
-export { type Clock, systemClock, systemTimers, type Timers } from './clock.js';
+export { type Clock, isoTime, systemClock, systemTimers, type Timers } from './clock.js';
 export {
   asDomainEvent,
   type DomainEvent,

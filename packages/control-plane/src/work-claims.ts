@@ -1,4 +1,4 @@
-import type { Clock, IdGenerator, NewEvent } from '@demiurge/contracts';
+import { type Clock, type IdGenerator, isoTime, type NewEvent } from '@demiurge/contracts';
 import {
   type AppendOptions,
   type AppendStream,
@@ -41,7 +41,7 @@ export interface ClaimContext {
 export type ClaimDecision = { claim: WorkClaim; stream: AppendStream } | { refused: string; stream?: AppendStream };
 
 const WORK = workLifecycle.streamType;
-const iso = (ms: number) => new Date(ms).toISOString();
+const iso = isoTime;
 /** Rounds of one `claimDue` call: a round that lost items to other claimers looks for more. */
 const MAX_ROUNDS = 4;
 

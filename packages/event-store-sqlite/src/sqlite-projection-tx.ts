@@ -69,7 +69,8 @@ export class SqliteProjectionTx implements ProjectionTx {
 
 /**
  * Lists a projector's documents in (collection, id) order. The SQL has a fixed shape per combination of
- * options, so its text is built directly and its prepared statement reused (this runs on every claim).
+ * options, so its statement is prepared once per shape and found again by a number, not by its text (this runs
+ * on every claim).
  */
 export function listDocuments(
   runner: SqlRunner,
@@ -77,35 +78,60 @@ export function listDocuments(
   collection: string | undefined,
   options?: ListOptions,
 ): { collection: string; id: string; doc: string }[] {
-  let sql = 'SELECT collection, id, doc FROM projection_documents WHERE projector = ?';
   const params: unknown[] = [projector];
+  let shape = 0;
   if (collection !== undefined) {
-    sql += ' AND collection = ?';
+    shape |= 1;
     params.push(collection);
   }
   if (options?.after !== undefined) {
-    sql += ' AND id > ?';
+    shape |= 2;
     params.push(options.after);
   }
   if (options?.prefix !== undefined) {
-    // A range, not LIKE: ids may hold % and _, and a range uses the primary key.
-    sql += ' AND id >= ? AND id < ?';
+    shape |= 4;
     params.push(options.prefix, `${options.prefix}\uffff`);
   }
-  sql += ' ORDER BY collection, id';
   const limit = options?.limit;
-  if (limit !== undefined && Number.isSafeInteger(limit) && limit >= 0 && limit <= MAX_LITERAL_LIMIT) {
-    // A literal, not a parameter: SQLite prepares a statement with a bound LIMIT again at every run (about
-    // 40 µs, most of a list's cost). Rounded up to a power of two, so that a few statements serve every limit.
-    sql += ` LIMIT ${literalLimit(limit)}`;
-    const rows = runner.statement(sql).all(...params) as { collection: string; id: string; doc: string }[];
-    return rows.length > limit ? rows.slice(0, limit) : rows;
-  }
-  if (limit !== undefined) {
-    sql += ' LIMIT ?';
+  // A literal, not a parameter: SQLite prepares a statement with a bound LIMIT again at every run (about
+  // 40 µs, most of a list's cost). Rounded up to a power of two, so that a few statements serve every limit.
+  const literal =
+    limit !== undefined && Number.isSafeInteger(limit) && limit >= 0 && limit <= MAX_LITERAL_LIMIT
+      ? literalLimit(limit)
+      : undefined;
+  if (limit !== undefined && literal === undefined) {
+    shape |= 8;
     params.push(limit);
   }
-  return runner.statement(sql).all(...params) as { collection: string; id: string; doc: string }[];
+  const key = shape * (MAX_LITERAL_LIMIT + 2) + (literal === undefined ? 0 : literal + 1);
+  let byShape = listStatements.get(runner);
+  if (byShape === undefined) {
+    byShape = new Map();
+    listStatements.set(runner, byShape);
+  }
+  let statement = byShape.get(key);
+  if (statement === undefined) {
+    statement = runner.statement(listSql(shape, literal));
+    byShape.set(key, statement);
+  }
+  const rows = statement.all(...params) as { collection: string; id: string; doc: string }[];
+  return limit !== undefined && rows.length > limit ? rows.slice(0, limit) : rows;
+}
+
+/** Each runner's list statements by shape (which options are given, and the literal limit). */
+const listStatements = new WeakMap<SqlRunner, Map<number, Database.Statement>>();
+
+/** The list SQL of a shape (bits: collection 1, after 2, prefix 4, bound limit 8) and literal limit. */
+function listSql(shape: number, literal: number | undefined): string {
+  let sql = 'SELECT collection, id, doc FROM projection_documents WHERE projector = ?';
+  if (shape & 1) sql += ' AND collection = ?';
+  if (shape & 2) sql += ' AND id > ?';
+  // A range, not LIKE: ids may hold % and _, and a range uses the primary key.
+  if (shape & 4) sql += ' AND id >= ? AND id < ?';
+  sql += ' ORDER BY collection, id';
+  if (literal !== undefined) sql += ` LIMIT ${literal}`;
+  else if (shape & 8) sql += ' LIMIT ?';
+  return sql;
 }
 
 /** Limits up to this are written into the SQL text (as one of a few powers of two); larger ones are bound. */

@@ -61,7 +61,17 @@ export const CLAIMABLE_WORK_STATES: readonly WorkState[] = ['queued', 'retry_sch
 /** The states in which an item is held by a claim (a claim token, an owner, a lease). */
 export const LEASED_WORK_STATES: readonly WorkState[] = ['claimed', 'running', 'sending'];
 
-const isoTime = (time: string): string => new Date(time).toISOString();
+let lastTimeIn: string | undefined;
+let lastTimeOut = '';
+
+/** A time in its one form (`toISOString`), remembered for the last one asked: a claim's lease is folded two or three times. */
+function isoTime(time: string): string {
+  if (time !== lastTimeIn) {
+    lastTimeOut = new Date(time).toISOString();
+    lastTimeIn = time;
+  }
+  return lastTimeOut;
+}
 
 /**
  * The claim token an event presents, if it presents one: every write of a claimant names its claim
