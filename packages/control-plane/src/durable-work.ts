@@ -1,12 +1,4 @@
-import {
-  type Clock,
-  type EventMeta,
-  findEvent,
-  type IdGenerator,
-  IdPrefix,
-  isoTime,
-  WorkId,
-} from '@demiurge/contracts';
+import { type Clock, type EventMeta, findEvent, type IdGenerator, IdPrefix, WorkId } from '@demiurge/contracts';
 import {
   type AppendOptions,
   type AppendStream,
@@ -59,7 +51,7 @@ export interface RecoverReport {
 }
 
 const WORK = workLifecycle.streamType;
-const iso = isoTime;
+const iso = (ms: number) => new Date(ms).toISOString();
 
 /**
  * The lease/ack seam for unfinished host work (seed 003 DurableWorkRuntime). Every state change is a
