@@ -5,6 +5,11 @@ import {
   StreamVersionConflictError,
 } from '@demiurge/event-store';
 import {
+  OperatorStatusCollections,
+  operatorItemKey,
+  operatorStatusProjector,
+} from '@demiurge/projector-operator-status';
+import {
   type ClaimableEntry,
   type LeaseEntry,
   leasedPrefix,
@@ -38,7 +43,15 @@ export const claimsUnderLock = (ctx: ClaimContext): boolean =>
  * waiting entries then its leases, each with its item.
  */
 function listings(kinds: readonly string[], limit: number): LockedListing[] {
-  const item = { streamField: 'workId', joinCollection: WorkItemCollections.items };
+  // The claim's projectors read the item's operator view too: read with it under the lock, it costs no load.
+  const alsoRead = [
+    {
+      projector: operatorStatusProjector.name,
+      collection: OperatorStatusCollections.items,
+      idPrefix: operatorItemKey('work', ''),
+    },
+  ];
+  const item = { streamField: 'workId', joinCollection: WorkItemCollections.items, alsoRead };
   const collection = WorkItemCollections.queue;
   return kinds.flatMap((kind) => [
     { projector: PROJECTOR, collection, prefix: waitingPrefix(kind), limit, ...item },
