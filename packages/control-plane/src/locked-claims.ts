@@ -5,6 +5,11 @@ import {
   StreamVersionConflictError,
 } from '@demiurge/event-store';
 import {
+  OperatorStatusCollections,
+  operatorItemKey,
+  operatorStatusProjector,
+} from '@demiurge/projector-operator-status';
+import {
   type ClaimableEntry,
   type LeaseEntry,
   leasedPrefix,
@@ -38,7 +43,15 @@ export const claimsUnderLock = (ctx: ClaimContext): boolean =>
  * waiting entries then its leases, each with its item.
  */
 function listings(kinds: readonly string[], limit: number): LockedListing[] {
-  const item = { streamField: 'workId', joinCollection: WorkItemCollections.items };
+  // The claim's projectors read the item's operator view too: read with it under the lock, it costs no load.
+  const alsoRead = [
+    {
+      projector: operatorStatusProjector.name,
+      collection: OperatorStatusCollections.items,
+      idPrefix: operatorItemKey('work', ''),
+    },
+  ];
+  const item = { streamField: 'workId', joinCollection: WorkItemCollections.items, alsoRead };
   const collection = WorkItemCollections.queue;
   return kinds.flatMap((kind) => [
     { projector: PROJECTOR, collection, prefix: waitingPrefix(kind), limit, ...item },
@@ -79,7 +92,11 @@ export async function claimDueUnderLock(
     round++, scale *= 2
   ) {
     const want = options.limit - claims.length;
-    const limit = (want + 2) * scale;
+    // Exactly what it wants: under the lock the lists are current (nobody else takes an entry in between), the
+    // deciders of one transaction read one merged list with the sum of their limits (each skips what the ones
+    // before it took), and an entry that cannot be claimed after all makes `more` look further in the next round.
+    // (Two spare entries per claimer cost the eight-worker bench a third of its locking statement's time.)
+    const limit = want * scale;
     let more = false;
     try {
       const { result, appended } = await append({

@@ -196,7 +196,15 @@ export async function appendInTransaction(
   let writes: DocumentWrites = { put: { p: [], c: [], i: [], d: [] }, gone: { p: [], c: [], i: [] } };
   try {
     if (projectors.length > 0) {
-      writes = await runner.applyCollect(tx, events, projectors, known && { known, seen, noLoads: !!fromCache });
+      // What the listings read with their entries (the items, their other views) is as of the lock: no load.
+      const preloaded = listed.flatMap((l) => l.flatMap((e) => e.read ?? []));
+      writes = await runner.applyCollect(
+        tx,
+        events,
+        projectors,
+        known && { known, seen, noLoads: !!fromCache },
+        preloaded,
+      );
     }
   } catch (err) {
     // Planned from the cache, a projector needs a document it does not hold (or failed, on documents the lock has

@@ -42,8 +42,15 @@ describe('DocumentCache', () => {
         ['p', 'c', 'b', '2'],
       ]),
     );
-    expect(cache.lookup('p', 'c', 'a')).toBe('1'); // a is now the most recently used
-    cache.committed({ position: 2, xid: '2' }, seen([['p', 'c', 'd', '4']]));
+    // The next transaction reads a and writes d: its commit makes both the most recently used.
+    expect(cache.lookup('p', 'c', 'a')).toBe('1');
+    cache.committed(
+      { position: 2, xid: '2' },
+      seen([
+        ['p', 'c', 'a', '1'],
+        ['p', 'c', 'd', '4'],
+      ]),
+    );
     expect(cache.size).toBe(2);
     expect(cache.lookup('p', 'c', 'b')).toBeUndefined();
     expect(cache.lookup('p', 'c', 'a')).toBe('1');

@@ -61,16 +61,14 @@ export class DocumentCache {
     return this.stamp === undefined ? undefined : this.heads.get(streamId);
   }
 
-  /** The cached document (text, or null for known-absent); undefined when the cache does not know it. */
+  /**
+   * The cached document (text, or null for known-absent); undefined when the cache does not know it. A document
+   * looked up is one its transaction saw, so its commit ({@link committed}) makes it the most recently used: the
+   * lookup itself does not reorder (a delete and a set per read were 3% of a claim's client CPU).
+   */
   lookup(projector: string, collection: string, id: string): CachedDocument | undefined {
     if (this.stamp === undefined) return undefined;
-    const key = keyOf(projector, collection, id);
-    const doc = this.docs.get(key);
-    if (doc === undefined) return undefined;
-    // Most recently used last.
-    this.docs.delete(key);
-    this.docs.set(key, doc);
-    return doc;
+    return this.docs.get(keyOf(projector, collection, id));
   }
 
   /**

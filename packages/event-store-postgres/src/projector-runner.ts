@@ -47,13 +47,20 @@ export class ProjectorRunner {
     events: readonly RecordedEvent[],
     projectors = this.projectors,
     cache?: { known: DocumentCache; seen: SeenDocuments; noLoads?: boolean },
+    /** Documents read under the lock already (a decided append's listings): as if loaded. */
+    preloaded: readonly (readonly [projector: string, collection: string, id: string, doc: string | null])[] = [],
   ): Promise<DocumentWrites> {
     const pending: { p: Projector; overlay: OverlayProjectionTx; events: RecordedEvent[]; next: number }[] = [];
     for (const p of projectors) {
       const handles = this.handles.get(p.name)!;
       const mine = events.filter((e) => handles.has(e.type));
       const known = cache && ((collection: string, id: string) => cache.known.lookup(p.name, collection, id));
-      if (mine.length > 0) pending.push({ p, overlay: new OverlayProjectionTx(p.name, known), events: mine, next: 0 });
+      if (mine.length === 0) continue;
+      const overlay = new OverlayProjectionTx(p.name, known);
+      for (const [projector, collection, id, doc] of preloaded) {
+        if (projector === p.name) overlay.loaded(collection, id, doc);
+      }
+      pending.push({ p, overlay, events: mine, next: 0 });
     }
     for (let loads = 0; ; loads++) {
       const before = pending.reduce((n, item) => n + item.next, 0);

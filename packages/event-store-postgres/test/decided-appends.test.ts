@@ -209,3 +209,71 @@ describePg('appends decided under the log-head lock', () => {
     expect(none).toMatchObject({ status: 'fulfilled', value: { result: undefined, appended: undefined } });
   });
 });
+
+// Projectors that read before they write: the item itself (the listing's join) and another projector's view of it.
+const readingQueue = defineProjector({
+  name: 'queue',
+  version: 1,
+  handles: ['test.created', 'test.noted'],
+  apply: (event, tx) => {
+    const item = tx.get<{ notes: number }>('items', event.streamId);
+    tx.put('items', event.streamId, { id: event.streamId, notes: (item?.notes ?? -1) + 1 });
+    if (event.type === 'test.created') tx.put('open', event.streamId, { id: event.streamId });
+    else tx.delete('open', event.streamId);
+  },
+});
+const views = defineProjector({
+  name: 'views',
+  version: 1,
+  handles: ['test.created', 'test.noted'],
+  apply: (event, tx) => {
+    const view = tx.get<{ seen: number }>('by-item', `item/${event.streamId}`);
+    tx.put('by-item', `item/${event.streamId}`, { seen: (view?.seen ?? 0) + 1 });
+  },
+});
+
+describePg('the documents a decided append reads with its listing', () => {
+  it('hands the joined item and the alsoRead views to the projectors: nothing cached, still no load', async () => {
+    const url = await server!.createDatabase();
+    // No document cache: every document a projector reads is loaded, unless the listing read it under the lock.
+    const store = await openPostgresEventStore({
+      url,
+      registry: testEventRegistry,
+      projectors: [readingQueue, views],
+      cachedDocuments: 0,
+    });
+    opened.push(store);
+    for (const id of ['x', 'y']) {
+      await store.append({
+        streamType: 'test',
+        streamId: id,
+        expectedVersion: 'no_stream',
+        events: [{ type: 'test.created', data: { name: id } }],
+      });
+    }
+    const take = takeOne('me');
+    const hinted: DecidedAppend<string | undefined> = {
+      ...take,
+      listings: take.listings.map((l) => ({
+        ...l,
+        alsoRead: [{ projector: 'views', collection: 'by-item', idPrefix: 'item/' }],
+      })),
+    };
+    const sent = await statementsOf(() => store.appendDecided!(hinted));
+    expect(sent.map((s) => s.trim().slice(0, 6).toUpperCase())).toEqual(['BEGIN', 'SELECT', 'WITH I', 'COMMIT']);
+    // Without the hint, the view is loaded in a round trip of its own under the lock.
+    const unhinted = await statementsOf(() => store.appendDecided!(takeOne('me')));
+    expect(unhinted.map((s) => s.trim().slice(0, 6).toUpperCase())).toEqual([
+      'BEGIN',
+      'SELECT',
+      'SELECT',
+      'WITH I',
+      'COMMIT',
+    ]);
+    // And the projectors read what was there: each item noted once after its creation, each view seen twice.
+    const queueReader = store.projection('queue');
+    expect(await queueReader.get('items', 'x')).toEqual({ id: 'x', notes: 1 });
+    expect(await queueReader.get('items', 'y')).toEqual({ id: 'y', notes: 1 });
+    expect(await store.projection('views').list('by-item')).toEqual([{ seen: 2 }, { seen: 2 }]);
+  });
+});

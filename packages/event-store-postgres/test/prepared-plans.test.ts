@@ -94,3 +94,46 @@ describePg("the appends' prepared statements on a grown log", () => {
     expect((after.projection_documents ?? 0) - (before.projection_documents ?? 0)).toBeLessThan(10);
   });
 });
+
+describePg("the appends' prepared statements are planned once", () => {
+  it('runs every statement on its generic plan: no planning per append (plan_cache_mode)', async () => {
+    const url = await server!.createDatabase();
+    // The store's connections, as they send their named statements.
+    const clients = new Set<pg.Client>();
+    const original = pg.Client.prototype.query;
+    pg.Client.prototype.query = function (this: pg.Client, config: unknown, ...rest: unknown[]) {
+      if (typeof config === 'object' && config !== null && 'name' in config) clients.add(this);
+      return (original as (...args: unknown[]) => unknown).call(this, config, ...rest);
+    } as typeof original;
+    const store = await openPostgresEventStore({ url, registry: testEventRegistry, projectors: [queue] });
+    try {
+      for (let i = 0; i < 40; i++) {
+        await store.append({
+          streamType: 'test',
+          streamId: `item-${i}`,
+          expectedVersion: 'no_stream',
+          events: [{ type: 'test.created', data: { name: 'new' } }],
+        });
+      }
+      for (let i = 0; i < 20; i++) await store.appendDecided!(takeOne);
+    } finally {
+      pg.Client.prototype.query = original;
+    }
+    // Each connection's prepared statements, with how often PostgreSQL planned each for its values (a custom
+    // plan: planning on every run) or used the one generic plan.
+    const plans: { statement: string; generic: number; custom: number }[] = [];
+    for (const client of clients) {
+      const { rows } = await client.query<{ statement: string; generic_plans: string; custom_plans: string }>(
+        `SELECT left(regexp_replace(statement, '\\s+', ' ', 'g'), 60) AS statement, generic_plans, custom_plans
+          FROM pg_prepared_statements WHERE name LIKE 'dm\\_%'`,
+      );
+      for (const r of rows) {
+        plans.push({ statement: r.statement, generic: Number(r.generic_plans), custom: Number(r.custom_plans) });
+      }
+    }
+    await store.close();
+    // The appends' statements ran dozens of times: on the generic plan, planned once per connection.
+    expect(plans.reduce((n, p) => n + p.generic, 0)).toBeGreaterThan(50);
+    expect(plans.filter((p) => p.custom > 0)).toEqual([]);
+  });
+});

@@ -16,6 +16,17 @@ export interface LockedListing {
    */
   readonly streamField?: string;
   readonly joinCollection?: string;
+  /**
+   * Documents of any projector that the append's projectors will read for each listed stream, named by
+   * `idPrefix` + the stream id (the operator view's entry of a work item, say): a store that reads the listings
+   * under its lock may read these with them and hand them to its projectors, which then load nothing of their
+   * own. A hint only: it changes no result, and `decide` does not see them.
+   */
+  readonly alsoRead?: readonly {
+    readonly projector: string;
+    readonly collection: string;
+    readonly idPrefix?: string;
+  }[];
 }
 
 /** A listed document, with the stream its `streamField` names and the joined document. */

@@ -112,6 +112,24 @@ const zero = (): Totals => ({
   mainMs: 0,
 });
 
+/**
+ * `PGSS=1`: statement counts and times from `pg_stat_statements` (a server started with it: `shared_preload_libraries`
+ * and `pg_stat_statements.track_planning=on` through `DEMIURGE_TEST_PG_URL`, or an embedded server given them).
+ */
+async function resetStatements(db: pg.Client): Promise<void> {
+  await db.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements');
+  await db.query('SELECT pg_stat_statements_reset()');
+}
+
+async function printStatements(db: pg.Client): Promise<void> {
+  const { rows } =
+    await db.query(`SELECT calls, round(total_exec_time::numeric, 1) AS ms, round(total_plan_time::numeric,1) AS plan,
+    rows, shared_blks_hit AS hit, left(regexp_replace(query, '\\s+', ' ', 'g'), 160) AS q
+    FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
+    ORDER BY total_exec_time DESC LIMIT 14`);
+  for (const r of rows) console.log(r.calls, r.ms, r.plan, r.rows, r.hit, r.q);
+}
+
 async function main(): Promise<void> {
   const rounds = Number(process.argv[2] ?? 4);
   const items = Number(process.argv[3] ?? 200);
@@ -136,10 +154,7 @@ async function main(): Promise<void> {
       const rawSide = rawClaimThenSucceed(raw);
       await one(50);
       await rawSide(50);
-      if (process.env.PGSS) {
-        await raw.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements');
-        await raw.query('SELECT pg_stat_statements_reset()');
-      }
+      if (process.env.PGSS) await resetStatements(raw);
       const s = zero();
       const r = zero();
       for (let i = 0; i < rounds; i++) {
@@ -162,14 +177,7 @@ async function main(): Promise<void> {
         console.log(`round ${i + 1}: ${line('store 1', s)}`);
         console.log(`round ${i + 1}: ${line('raw 1', r)}`);
       }
-      if (process.env.PGSS) {
-        const { rows } =
-          await raw.query(`SELECT calls, round(total_exec_time::numeric, 1) AS ms, round(total_plan_time::numeric,1) AS plan,
-          rows, shared_blks_hit AS hit, left(regexp_replace(query, '\\s+', ' ', 'g'), 160) AS q
-          FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
-          ORDER BY total_exec_time DESC LIMIT 14`);
-        for (const r of rows) console.log(r.calls, r.ms, r.plan, r.rows, r.hit, r.q);
-      }
+      if (process.env.PGSS) await printStatements(raw);
       console.log(`1 worker ratio ${(r.wallMs / s.wallMs).toFixed(3)} (${loadavg()[0]!.toFixed(1)})`);
       await store.close();
       await raw.end();
@@ -209,6 +217,11 @@ async function main(): Promise<void> {
       };
       await eight(40);
       await bossSide(40);
+      const stats = process.env.PGSS ? new pg.Client({ connectionString: url }) : undefined;
+      if (stats) {
+        await stats.connect();
+        await resetStatements(stats);
+      }
       const s = zero();
       const b = zero();
       for (let i = 0; i < rounds; i++) {
@@ -227,6 +240,10 @@ async function main(): Promise<void> {
         await measure(b, postmaster, items, () => bossSide(items - 8));
         console.log(`round ${i + 1}: ${line('store 8', s)}`);
         console.log(`round ${i + 1}: ${line('pg-boss 8', b)}`);
+      }
+      if (stats) {
+        await printStatements(stats);
+        await stats.end();
       }
       console.log(`8 workers ratio ${((s.items / s.wallMs) * (b.wallMs / b.items)).toFixed(3)}`);
       await store.close();
