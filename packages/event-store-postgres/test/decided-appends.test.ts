@@ -53,6 +53,18 @@ const takeOne = (by: string): DecidedAppend<string | undefined> => ({
   },
 });
 
+/** Creates one `test` stream per id (a `test.created` each): the items the queue lists. */
+async function createItems(store: PostgresEventStore, ids: readonly string[]): Promise<void> {
+  for (const id of ids) {
+    await store.append({
+      streamType: 'test',
+      streamId: id,
+      expectedVersion: 'no_stream',
+      events: [{ type: 'test.created', data: { name: id } }],
+    });
+  }
+}
+
 /** Every statement the process sends while `work` runs. */
 async function statementsOf(work: () => Promise<unknown>): Promise<string[]> {
   const seen: string[] = [];
@@ -110,14 +122,7 @@ describePg('appends decided under the log-head lock', () => {
 
   it('costs no round trip of its own: BEGIN with the lock and the listing, then the write with COMMIT', async () => {
     const store = await open(await server!.createDatabase());
-    for (const id of ['x', 'y']) {
-      await store.append({
-        streamType: 'test',
-        streamId: id,
-        expectedVersion: 'no_stream',
-        events: [{ type: 'test.created', data: { name: id } }],
-      });
-    }
+    await createItems(store, ['x', 'y']);
     const sent = await statementsOf(() => store.appendDecided!(takeOne('me')));
     expect(sent.map((s) => s.trim().slice(0, 6).toUpperCase())).toEqual(['BEGIN', 'SELECT', 'WITH I', 'COMMIT']);
     expect(await store.projection('queue').list('open')).toEqual([{ id: 'y' }]);
@@ -126,14 +131,7 @@ describePg('appends decided under the log-head lock', () => {
   it('one that waited for the lock reads its listings and heads again in one statement, and decides on them', async () => {
     const url = await server!.createDatabase();
     const store = await open(url);
-    for (const id of ['x', 'y']) {
-      await store.append({
-        streamType: 'test',
-        streamId: id,
-        expectedVersion: 'no_stream',
-        events: [{ type: 'test.created', data: { name: id } }],
-      });
-    }
+    await createItems(store, ['x', 'y']);
     // Another writer holds the lock while the decided append waits, takes "x" behind the store's back (its item
     // out of the index, a test.noted event) and commits: the listing read before the wait is stale.
     const writer = new pg.Client({ connectionString: url });
@@ -243,14 +241,7 @@ describePg('the documents a decided append reads with its listing', () => {
       cachedDocuments: 0,
     });
     opened.push(store);
-    for (const id of ['x', 'y']) {
-      await store.append({
-        streamType: 'test',
-        streamId: id,
-        expectedVersion: 'no_stream',
-        events: [{ type: 'test.created', data: { name: id } }],
-      });
-    }
+    await createItems(store, ['x', 'y']);
     const take = takeOne('me');
     const hinted: DecidedAppend<string | undefined> = {
       ...take,
