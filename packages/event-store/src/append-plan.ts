@@ -5,6 +5,7 @@ import {
   EventValidationError,
   type IdGenerator,
   IdPrefix,
+  isoTime,
   type RecordedEvent,
   systemActor,
 } from '@demiurge/contracts';
@@ -163,18 +164,6 @@ function checkedMeta(event: AppendStream['events'][number], options: AppendOptio
     throw new EventValidationError(event.type, ['meta', ...(issue?.path ?? [])], issue?.message ?? 'invalid');
   }
   return meta.data;
-}
-
-let lastIsoMs = Number.NaN;
-let lastIso = '';
-
-/** `new Date(ms).toISOString()`, remembered for the last millisecond asked (appends come many per millisecond). */
-function isoTime(ms: number): string {
-  if (ms !== lastIsoMs) {
-    lastIso = new Date(ms).toISOString();
-    lastIsoMs = ms;
-  }
-  return lastIso;
 }
 
 function isStreamList(input: AppendStream | readonly AppendStream[]): input is readonly AppendStream[] {
