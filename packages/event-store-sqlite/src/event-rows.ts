@@ -24,6 +24,28 @@ export function decodeRow(registry: EventRegistry, row: EventRow): RecordedEvent
 const COLUMNS =
   'position, event_id, stream_type, stream_id, stream_version, type, schema_version, data, meta, recorded_at';
 
+/** The INSERT of one chained event row: every column, the hash last (see {@link insertEventRow}). */
+export const INSERT_EVENT_SQL = `INSERT INTO events (${COLUMNS}, idempotency_key, hash)
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
+
+/** Runs {@link INSERT_EVENT_SQL} for a row and its hash: the one place a row's columns are bound in order. */
+export function insertEventRow(insert: Database.Statement, row: ChainedRow, hash: Buffer): void {
+  insert.run(
+    row.position,
+    row.event_id,
+    row.stream_type,
+    row.stream_id,
+    row.stream_version,
+    row.type,
+    row.schema_version,
+    row.data,
+    row.meta,
+    row.recorded_at,
+    row.idempotency_key,
+    hash,
+  );
+}
+
 /** The statements of the append and publish paths, prepared once per connection. */
 export class LogStatements {
   readonly begin: Database.Statement;
@@ -53,10 +75,7 @@ export class LogStatements {
     this.savepoint = db.prepare('SAVEPOINT demiurge_append');
     this.release = db.prepare('RELEASE demiurge_append');
     this.rollbackTo = db.prepare('ROLLBACK TO demiurge_append');
-    this.insert = db.prepare(
-      `INSERT INTO events (position, event_id, stream_type, stream_id, stream_version, type, schema_version, data,
-         meta, recorded_at, idempotency_key, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    );
+    this.insert = db.prepare(INSERT_EVENT_SQL);
     this.chainHead = db.prepare('SELECT position, hash FROM events ORDER BY position DESC LIMIT 1');
     this.chainRows = db.prepare(
       `SELECT ${COLUMNS}, idempotency_key, hash FROM events WHERE position > ? ORDER BY position LIMIT ?`,

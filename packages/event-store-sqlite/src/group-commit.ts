@@ -8,7 +8,7 @@ import {
   metaJson,
   toRecorded,
 } from '@demiurge/event-store/adapter';
-import { decodeRow } from './event-rows.js';
+import { decodeRow, insertEventRow } from './event-rows.js';
 import {
   committedEvents,
   FailedWhileWriting,
@@ -343,20 +343,7 @@ export class GroupCommitWriter {
     };
     const hex = eventHashHex(this.chain.hex, row);
     try {
-      this.deps.stmts.insert.run(
-        row.position,
-        row.event_id,
-        row.stream_type,
-        row.stream_id,
-        row.stream_version,
-        row.type,
-        row.schema_version,
-        row.data,
-        row.meta,
-        row.recorded_at,
-        row.idempotency_key,
-        Buffer.from(hex, 'hex'),
-      );
+      insertEventRow(this.deps.stmts.insert, row, Buffer.from(hex, 'hex'));
       this.chain = { position: row.position, hex };
       return row.position;
     } catch (err) {

@@ -14,6 +14,7 @@ import {
 } from '@demiurge/event-store/adapter';
 import type Database from 'better-sqlite3';
 import { openDatabase } from './connection.js';
+import { INSERT_EVENT_SQL, insertEventRow } from './event-rows.js';
 import { GENESIS_HASH } from './hash-chain.js';
 
 const COLUMNS = STORED_EVENT_COLUMNS;
@@ -37,7 +38,7 @@ export function openSqliteLogAdmin(path: string, options: { registry?: EventRegi
   const streamHead = db.prepare<[string], { stream_version: number; stream_type: string }>(
     'SELECT stream_version, stream_type FROM events WHERE stream_id = ? ORDER BY stream_version DESC LIMIT 1',
   );
-  const insert = db.prepare(`INSERT INTO events (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
+  const insert = db.prepare(INSERT_EVENT_SQL);
   const head = (): { position: number; hash: Buffer } => {
     const row = headStmt.get();
     return row ? { position: row.position, hash: row.hash ?? GENESIS_HASH } : { position: 0, hash: GENESIS_HASH };
@@ -53,20 +54,7 @@ export function openSqliteLogAdmin(path: string, options: { registry?: EventRegi
       }
       const { row, hash } = chainImportRecord(record, chain, stream, registry);
       try {
-        insert.run(
-          row.position,
-          row.event_id,
-          row.stream_type,
-          row.stream_id,
-          row.stream_version,
-          row.type,
-          row.schema_version,
-          row.data,
-          row.meta,
-          row.recorded_at,
-          row.idempotency_key,
-          hash,
-        );
+        insertEventRow(insert, row, hash);
       } catch (err) {
         throw new LogImportError(record.position, (err as Error).message);
       }
