@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { benchConcurrentAppends, benchSequentialAppends } from './append-bench.js';
 import { benchConcurrentClaims } from './claim-bench.js';
 import { benchSizes, countLabel, IN_FLIGHT } from './config.js';
+import { probeCommitMicros } from './disk-probe.js';
 import { benchVersusEmmett } from './emmett-bench.js';
 import { benchInFlightVsBatched } from './group-commit-bench.js';
 import { benchOpenAfterHost } from './open-bench.js';
@@ -35,6 +36,10 @@ async function main(): Promise<void> {
   const started = performance.now();
   log(`size ${sizes.label} (BENCH_SIZE=small shrinks every workload)`);
   const results: BenchResult[] = [];
+  const diskAtStart = await probeCommitMicros();
+  log(
+    `disk: a one-row FULL commit takes ${diskAtStart} µs (median of 200; the SQLite rows' fsync share moves with it)`,
+  );
 
   for (const [synchronous, count] of [
     ['FULL', sizes.sequentialFull],
@@ -188,6 +193,13 @@ async function main(): Promise<void> {
       value: Math.round(burst.operatorStatusLagMs * 10) / 10,
       unit: 'ms',
     },
+  );
+
+  const diskAtEnd = await probeCommitMicros();
+  log(`disk: a one-row FULL commit takes ${diskAtEnd} µs (at the end of the SQLite rows)`);
+  results.push(
+    { name: 'disk probe: one-row FULL commit, median, before the SQLite rows', value: diskAtStart, unit: 'µs' },
+    { name: 'disk probe: one-row FULL commit, median, after the SQLite rows', value: diskAtEnd, unit: 'µs' },
   );
 
   results.push(...(await benchPostgres(sizes.label, log)));

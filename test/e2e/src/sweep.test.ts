@@ -42,8 +42,19 @@ function copyCore(): string {
 describe('demiurge sweep (child process)', () => {
   it('sweeps your own core: the host killed at sampled commits, restarted, checked; commits, points planned and covered, no problem (exit 0)', async () => {
     const core = copyCore();
-    const run = await demiurge(['sweep', '--core', core, '--scenario', 'delivery', '--sample', '4', '--json']);
-    expect(run.code, run.stderr).toBe(0);
+    // `--keep`: a run that finds a problem keeps its directory (named in the JSON, printed below on a failure).
+    const run = await demiurge([
+      'sweep',
+      '--core',
+      core,
+      '--scenario',
+      'delivery',
+      '--sample',
+      '4',
+      '--keep',
+      '--json',
+    ]);
+    expect(run.code, `${run.stderr}\n${run.stdout}`).toBe(0);
     const report = JSON.parse(run.stdout) as SweepJson;
     expect(report).toMatchObject({ ok: true, core, problems: 0 });
     expect(report.scenarios.map((s) => s.scenario)).toEqual(['delivery']);
