@@ -42,7 +42,7 @@ export async function benchPgVersusPgBoss(
   workers: number,
 ): Promise<{ store: number; boss: number }> {
   const warmup = Math.min(50, Math.ceil(count / 10));
-  const rounds = 2;
+  const rounds = 4;
   const ids = createIdGenerator(systemClock);
   const store = await openWorkStore(url, POOL);
   const boss = new PgBoss({ connectionString: url, schema: 'pgboss', max: POOL, supervise: false, schedule: false });

@@ -186,6 +186,8 @@ async function main(): Promise<void> {
       const url = await server.createDatabase();
       const store = await openWorkStore(url, 10);
       const boss = new PgBoss({ connectionString: url, schema: 'pgboss', max: 10, supervise: false, schedule: false });
+      // Its pool's connections end with the server (or `PGSS`'s reset): reported, not an unhandled 'error' event.
+      boss.on('error', (err: unknown) => console.error('pg-boss error:', (err as Error).message));
       await boss.start();
       const works = Array.from(
         { length: 8 },
