@@ -9,9 +9,9 @@ import { withTempDir } from './temp-dir.js';
  * the value it holds, so a probe that rewrote one value would time commits that write nothing.
  *
  * Every FULL row of the bench is a ratio against a raw loop run in the same minutes, but how much of either side
- * is fsync moves with this figure (on the development machine it went from about 40 µs to 600 µs within a day):
- * a ratio of a side with more CPU per commit than the other rises as the disk slows. The bench reports it at the
- * start and at the end of the SQLite rows so that a run can be read with it.
+ * is fsync moves with this figure (on the development machine it went from about 250 µs to 1,000 µs and back
+ * within a day): a ratio of a side with more CPU per commit than the other rises as the disk slows. The bench
+ * reports it at the start and at the end of the SQLite rows so that a run can be read with it.
  */
 export async function probeCommitMicros(commits = 200): Promise<number> {
   return withTempDir('disk-probe', async (dir) => {
