@@ -59,11 +59,28 @@ for (const p of tested) {
       problems.push(`${relative(root, f.name)} > ${a.fullName ?? a.title}\n      ${why}`);
     }
   }
-  // A suite that failed to load has no failed tests but a failed file.
-  const broken = (r.testResults ?? []).filter((f) => f.status === 'failed' && f.assertionResults.length === 0);
+  // A file that failed with no failed test: it failed to load, or a hook outside the tests (beforeAll, afterAll)
+  // failed or timed out.
+  const broken = (r.testResults ?? []).filter(
+    (f) => f.status === 'failed' && !f.assertionResults.some((a) => a.status === 'failed'),
+  );
   for (const f of broken) {
     failed++;
-    problems.push(`${relative(root, f.name)}: failed to load: ${(f.message ?? '').split('\n')[0]}`);
+    const how = f.assertionResults.length === 0 ? 'failed to load' : 'failed outside its tests';
+    problems.push(`${relative(root, f.name)}: ${how}: ${(f.message ?? '').split('\n')[0]}`);
+  }
+  // Errors outside any test (vitest.shared.ts's RunErrorsReporter): they fail the package's run with every test
+  // passed, and the JSON report above does not show them.
+  const runErrors = join(p.dir, '.test-results', 'run-errors.json');
+  if (existsSync(runErrors)) {
+    const { reason, unhandled } = JSON.parse(readFileSync(runErrors, 'utf8'));
+    for (const e of unhandled) {
+      failed++;
+      const during = e.testPath ? ` (during ${relative(root, e.testPath)}${e.testName ? ` > ${e.testName}` : ''})` : '';
+      const stack = (e.stack ?? '').split('\n').slice(1, 6).join('\n      ');
+      problems.push(`${where}: error outside any test${during}: ${e.name ?? 'Error'}: ${e.message}\n      ${stack}`);
+    }
+    if (reason === 'interrupted') problems.push(`${where}: the test run was interrupted`);
   }
 }
 if (turbo.status !== 0 && problems.length === 0) {

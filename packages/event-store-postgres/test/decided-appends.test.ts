@@ -3,7 +3,7 @@ import { testEventRegistry } from '@demiurge/event-store/testing';
 import pg from 'pg';
 import { afterEach, expect, it } from 'vitest';
 import { openPostgresEventStore, type PostgresEventStore } from '../src/index.js';
-import { testServer } from './test-server.js';
+import { testServer, untilWaitingForLock } from './test-server.js';
 
 const { server, describePg } = await testServer();
 const opened: PostgresEventStore[] = [];
@@ -144,7 +144,7 @@ describePg('appends decided under the log-head lock', () => {
       await w('SELECT position FROM log_head FOR UPDATE');
       const sent: string[] = [];
       const decided = statementsOf(() => store.appendDecided!(takeOne('me'))).then((texts) => sent.push(...texts));
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      await untilWaitingForLock(url);
       await w(
         `INSERT INTO events (position, event_id, stream_type, stream_id, stream_version, type, schema_version, data,
           meta, recorded_at) SELECT 3, 'evt_behind', 'test', 'x', 2, 'test.noted', 1, '{"text":"other"}', meta,

@@ -4,7 +4,7 @@ import pg from 'pg';
 import { filter, firstValueFrom } from 'rxjs';
 import { afterEach, expect, it } from 'vitest';
 import { openPostgresEventStore, type PostgresEventStore } from '../src/index.js';
-import { testServer } from './test-server.js';
+import { testServer, untilWaitingForLock } from './test-server.js';
 
 const { server, describePg } = await testServer();
 const opened: PostgresEventStore[] = [];
@@ -167,7 +167,7 @@ describePg('the document cache and the one-statement lock', () => {
       () => 'appended',
       (err: unknown) => err,
     );
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await untilWaitingForLock(url);
     await writer.query(
       `INSERT INTO events (position, event_id, stream_type, stream_id, stream_version, type, schema_version, data, meta,
         recorded_at) SELECT 2, 'evt_behind', 'counter', 'w', 1, type, schema_version, data, meta, recorded_at
@@ -194,7 +194,7 @@ describePg('the document cache and the one-statement lock', () => {
     await writer.query('SELECT position FROM log_head FOR UPDATE');
     const sent: string[] = [];
     const waiting = statementsOf(() => append(store, 'a')).then((texts) => sent.push(...texts));
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await untilWaitingForLock(url);
     await writer.query(
       `INSERT INTO events (position, event_id, stream_type, stream_id, stream_version, type, schema_version, data, meta,
         recorded_at) SELECT 3, 'evt_behind', 'counter', 'a', 3, type, schema_version, data, meta, recorded_at

@@ -1,3 +1,4 @@
+import pg from 'pg';
 import { afterAll, describe } from 'vitest';
 import { startTestPostgres, type TestPostgres } from '../src/testing/index.js';
 
@@ -17,5 +18,32 @@ export async function testServer(): Promise<{ server: TestPostgres | undefined; 
     const skipped = ((name: string, fn: () => void) =>
       describe.skip(`${name} (skipped: PostgreSQL could not start here: ${reason})`, fn)) as typeof describe;
     return { server: undefined, describePg: skipped };
+  }
+}
+
+// Taken before any test patches the prototype to count statements: the polling below is not the store's.
+const query = pg.Client.prototype.query as (this: pg.Client, text: string) => Promise<pg.QueryResult>;
+
+/**
+ * Resolves once a session of the database at `url` waits for a lock (the statement under test reached the lock
+ * the test holds): a fixed sleep instead lets a slow machine send the statement after the test moved on.
+ */
+export async function untilWaitingForLock(url: string, timeoutMs = 60_000): Promise<void> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const { rows } = await query.call(
+        client,
+        `SELECT count(*)::int AS n FROM pg_stat_activity
+          WHERE datname = current_database() AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()`,
+      );
+      if ((rows[0] as { n: number }).n > 0) return;
+      if (Date.now() > deadline) throw new Error(`no session of ${url} waited for a lock within ${timeoutMs} ms`);
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+  } finally {
+    await client.end();
   }
 }

