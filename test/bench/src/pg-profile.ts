@@ -3,7 +3,8 @@
  * wall time, this process's CPU, the server's CPU (every backend of the embedded server, from /proc) and the
  * statements sent, for the store's one worker against the raw loop and for eight store workers against pg-boss,
  * alternating the sides `rounds` times on one server. CPU per item is steady on a loaded machine where items per
- * second are not; not part of `pnpm bench`.
+ * second are not; not part of `pnpm bench`. `THREADS=1` prints each measurement's CPU per thread of this process
+ * (the main thread, V8's and libuv's), `PROFILE=1` writes the store side's CPU profiles to /tmp.
  */
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
@@ -77,7 +78,18 @@ interface Totals {
   mainMs: number;
 }
 
+/** CPU so far of each thread of this process, by `tid name`. */
+function threadCpu(): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const tid of readdirSync('/proc/self/task')) {
+    const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+    out.set(`${tid} ${stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'))}`, cpuOf(`self/task/${tid}`, false));
+  }
+  return out;
+}
+
 async function measure(totals: Totals, postmaster: number, items: number, work: () => Promise<number>) {
+  const th0 = process.env.THREADS ? threadCpu() : undefined;
   const s0 = serverCpu(postmaster);
   const c0 = process.cpuUsage();
   const m0 = cpuOf(`self/task/${process.pid}`, false);
@@ -94,6 +106,13 @@ async function measure(totals: Totals, postmaster: number, items: number, work: 
   totals.bytes += bytes - b0;
   totals.sysMs += c.system / 1000;
   totals.items += done || items;
+  if (th0) {
+    const per = [...threadCpu()]
+      .map(([k, v]) => [k, v - (th0.get(k) ?? 0)] as const)
+      .filter(([, v]) => v > 0)
+      .map(([k, v]) => `${k} ${((v * 1000) / (done || items)).toFixed(0)}`);
+    console.log(`  threads (µs per item): ${per.join(', ')}`);
+  }
 }
 
 function line(name: string, t: Totals): string {
