@@ -80,7 +80,10 @@ for (const p of tested) {
       const stack = (e.stack ?? '').split('\n').slice(1, 6).join('\n      ');
       problems.push(`${where}: error outside any test${during}: ${e.name ?? 'Error'}: ${e.message}\n      ${stack}`);
     }
-    if (reason === 'interrupted') problems.push(`${where}: the test run was interrupted`);
+    if (reason === 'interrupted') {
+      failed++;
+      problems.push(`${where}: the test run was interrupted`);
+    }
   }
 }
 if (turbo.status !== 0 && problems.length === 0) {
