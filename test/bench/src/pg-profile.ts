@@ -21,14 +21,18 @@ const TICK_MS = 1000 / 100;
 /** utime + stime (+ reaped children's) of a process, in ms. */
 function cpuOf(pid: number | string, children: boolean): number {
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    // fields from state (3rd): utime is 14th overall → index 11 here, stime 12, cutime 13, cstime 14
-    const own = Number(f[11]) + Number(f[12]);
-    return (own + (children ? Number(f[13]) + Number(f[14]) : 0)) * TICK_MS;
+    return cpuOfStat(readFileSync(`/proc/${pid}/stat`, 'utf8'), children);
   } catch {
     return 0;
   }
+}
+
+/** The same, from the text of a `/proc/.../stat` file already read. */
+function cpuOfStat(stat: string, children: boolean): number {
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  // fields from state (3rd): utime is 14th overall → index 11 here, stime 12, cutime 13, cstime 14
+  const own = Number(f[11]) + Number(f[12]);
+  return (own + (children ? Number(f[13]) + Number(f[14]) : 0)) * TICK_MS;
 }
 
 function ppidOf(pid: number): number {
@@ -83,7 +87,7 @@ function threadCpu(): Map<string, number> {
   const out = new Map<string, number>();
   for (const tid of readdirSync('/proc/self/task')) {
     const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
-    out.set(`${tid} ${stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'))}`, cpuOf(`self/task/${tid}`, false));
+    out.set(`${tid} ${stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'))}`, cpuOfStat(stat, false));
   }
   return out;
 }
