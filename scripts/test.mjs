@@ -55,7 +55,7 @@ for (const p of tested) {
   for (const f of r.testResults ?? []) {
     for (const a of f.assertionResults ?? []) {
       if (a.status !== 'failed') continue;
-      const why = (a.failureMessages ?? []).join('\n').split('\n').slice(0, 6).join('\n      ');
+      const why = firstLines((a.failureMessages ?? []).join('\n'), 16);
       problems.push(`${relative(root, f.name)} > ${a.fullName ?? a.title}\n      ${why}`);
     }
   }
@@ -67,7 +67,8 @@ for (const p of tested) {
   for (const f of broken) {
     failed++;
     const how = f.assertionResults.length === 0 ? 'failed to load' : 'failed outside its tests';
-    problems.push(`${relative(root, f.name)}: ${how}: ${(f.message ?? '').split('\n')[0]}`);
+    // The message's stack names the hook (its file and line).
+    problems.push(`${relative(root, f.name)}: ${how}: ${firstLines(f.message ?? '', 6)}`);
   }
   // Errors outside any test (vitest.shared.ts's RunErrorsReporter): they fail the package's run with every test
   // passed, and the JSON report above does not show them.
@@ -95,3 +96,12 @@ for (const line of problems) console.log(`FAIL ${line}`);
 if (passed + failed === 0) console.log('no test ran');
 console.log(`${passed} passed, ${failed} failed`);
 process.exit(failed > 0 || passed === 0 || turbo.status !== 0 ? 1 : 0);
+
+/** The first `n` non-blank lines of a failure message, indented under the line that names the test. */
+function firstLines(text, n) {
+  return text
+    .split('\n')
+    .filter((line) => line.trim() !== '')
+    .slice(0, n)
+    .join('\n      ');
+}

@@ -61,7 +61,12 @@ export class TmuxTerminal {
       if (typeof test === 'function' ? test(screen) : test.test(screen)) return screen;
       await sleep(150);
     }
-    throw new Error(`the terminal never showed ${String(test)}; it shows:\n${screen}`);
+    // The screen's end first (where the program is): a log may keep only a failure's first lines.
+    const lines = screen.split('\n').filter((line) => line.trim() !== '');
+    throw new Error(
+      `the terminal never showed ${String(test)} in ${timeoutMs} ms; its last lines:\n${lines.slice(-12).join('\n')}` +
+        `\n--- the whole screen ---\n${screen}`,
+    );
   }
 
   close(): void {

@@ -165,9 +165,22 @@ describe.skipIf(skipReason !== undefined)('the original Demiurge TUI against thi
     await tui.waitFor(/tsk_\w+\s+terminal\.exec\s+active\s+/);
   });
 
-  it('/exit exits 0', async () => {
+  /** `/exit` once the host is idle; a failure names the last frames the client received. */
+  const exitZero = async () => {
+    await tui.waitFor(/fake:fake-1 · idle/);
     await tui.submit('/exit');
-    await tui.waitFor(/\[exit 0\]/, 30_000);
+    await tui.waitFor(/\[exit 0\]/, 30_000).catch((err: Error) => {
+      const last = frames()
+        .slice(-6)
+        .map((f) => JSON.stringify(f).slice(0, 200));
+      // Before the screen: a log may keep only a failure's first lines.
+      const [first, ...screen] = err.message.split('\n');
+      throw new Error([first, '--- the last frames the client received:', ...last, ...screen].join('\n'));
+    });
+  };
+
+  it('/exit exits 0', async () => {
+    await exitZero();
   });
 
   it('a restart with the session in the config shows its history', async () => {
@@ -177,8 +190,7 @@ describe.skipIf(skipReason !== undefined)('the original Demiurge TUI against thi
     expect(saidBy(screen, 'demiurge', 'first reply from the host')).toBe(true);
     expect(saidBy(screen, 'you', 'hello from the tui')).toBe(true);
     expect(screen).toContain(sessionId.slice(-10));
-    await tui.submit('/exit');
-    await tui.waitFor(/\[exit 0\]/, 30_000);
+    await exitZero();
   });
 
   it('no operator.error frame and no error reply reached the client', () => {

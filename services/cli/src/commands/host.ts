@@ -22,6 +22,7 @@ import { shorten, shortJson } from '../format.js';
 import type { HomePaths } from '../home.js';
 import type { CommandIo } from '../io.js';
 import { grantCommand } from './approvals.js';
+import { closeWithin } from './close-within.js';
 import { type ClosedHost, type LeftTask, openTurnClient, type PendingApproval, type Reply } from './host-client.js';
 
 export interface HostFlags {
@@ -141,35 +142,6 @@ export async function serveCommand(
   }
   io.err(`demiurge: closing (${why}): admission closed, draining`);
   return closeAll('host closing');
-}
-
-/**
- * Closes the gateway and the host within the configured `shutdown.deadline_ms`. Past it, says on stderr what
- * the close still waits for (phase, runs, tasks, deliveries, background work) and ends the process with
- * status 1 even though that work holds it open: the next host start recovers what was left.
- */
-async function closeWithin(app: DemiurgeApp, closeGateway: () => Promise<unknown>, io: CommandIo): Promise<ExitCode> {
-  const deadlineMs = app.config.shutdown.deadline_ms;
-  const closed = (async () => {
-    await closeGateway();
-    await app.close();
-  })();
-  let timer: NodeJS.Timeout | undefined;
-  const overran = await Promise.race([
-    closed.then(() => false),
-    new Promise<boolean>((resolve) => {
-      timer = setTimeout(() => resolve(true), deadlineMs);
-    }),
-  ]);
-  clearTimeout(timer);
-  if (!overran) return ExitCode.ok;
-  io.err(
-    `demiurge: shutdown did not finish within ${deadlineMs} ms (shutdown.deadline_ms); still waiting for ${await app.closeStatus()}`,
-  );
-  io.err('demiurge: exiting now; the next host start recovers what was left');
-  // What the close waits for keeps the event loop alive: end the process once the message is out.
-  setTimeout(() => process.exit(ExitCode.failure), 100).unref();
-  return ExitCode.failure;
 }
 
 /** Whether something accepts connections on the unix socket `path` (a live gateway). */

@@ -31,7 +31,7 @@ export function registerTui(program: Command, ctx: CommandContext): void {
       action(
         ctx,
         async (o: { configJson?: string }) =>
-          (await (await import('./tui.js')).tuiGatewayCommand(o.configJson)) as ExitCode,
+          (await (await import('./tui.js')).tuiGatewayCommand(o.configJson, ctx.io)) as ExitCode,
       ),
     );
 }

@@ -3,9 +3,10 @@ import { appendFileSync, existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { type ConfigOverrides, DemiurgeApp, serveGatewayStdio } from '@demiurge/host';
-import { UsageError } from '../cli-errors.js';
+import { ExitCode, UsageError } from '../cli-errors.js';
 import { resolveHome } from '../home.js';
 import type { CommandIo } from '../io.js';
+import { closeWithin, exitIfHeldOpen } from './close-within.js';
 
 /** The executable the original TUI runs as `$DEMIURGE_TUI_GATEWAY_PYTHON -m demiurge.ui_gateway.entry`. */
 export const TUI_GATEWAY_SHIM = resolve(import.meta.dirname, '..', '..', 'bin', 'demiurge-tui-gateway');
@@ -80,7 +81,7 @@ function writeEvent(event: string, payload: Record<string, unknown>): void {
  * codes: `operator.shutdown` or `/exit` 0; end of input 1; a startup failure 1 (an `operator.error` on
  * stdout); a configuration error or a protocol/identity mismatch 2.
  */
-export async function tuiGatewayCommand(configJson: string | undefined): Promise<number> {
+export async function tuiGatewayCommand(configJson: string | undefined, io: CommandIo): Promise<number> {
   let config: TuiGatewayConfig;
   try {
     config = parseTuiGatewayConfig(configJson ?? process.env.DEMIURGE_TUI_GATEWAY_CONFIG);
@@ -147,10 +148,11 @@ export async function tuiGatewayCommand(configJson: string | undefined): Promise
   );
   // The end of input after a shutdown (the TUI sends shutdown, then closes stdin) is still a shutdown: 0.
   const code = await Promise.race([server.closed.then(() => requested ?? 1), ended]);
-  await server.close('gateway closing');
-  await app.close();
+  const closed = await closeWithin(app, () => server.close('gateway closing'), io);
   process.stdin.destroy();
-  return code;
+  // The client waits for this process to end before it exits: a handle the close missed must not keep it waiting.
+  exitIfHeldOpen(code, io);
+  return closed === ExitCode.ok ? code : closed;
 }
 
 /** What `demiurge tui` passes on to the client's gateway. */
