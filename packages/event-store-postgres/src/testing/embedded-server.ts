@@ -78,13 +78,18 @@ export async function startEmbeddedServer(): Promise<EmbeddedServer> {
       async stop() {
         process.off('exit', kill);
         if (child.exitCode === null && child.signalCode === null) {
-          const exited = new Promise((resolve) => child.once('exit', resolve));
+          const exited = new Promise<boolean>((resolve) => child.once('exit', () => resolve(true)));
+          const after = (ms: number) => new Promise<boolean>((resolve) => setTimeout(() => resolve(false), ms).unref());
           // Immediate shutdown: the data directory is removed next, so the shutdown checkpoint a fast shutdown
           // writes (every dirty buffer, seconds on a disk other jobs keep busy) would be written for nothing.
           child.kill('SIGQUIT');
-          const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
-          await exited;
-          clearTimeout(timer);
+          if (!(await Promise.race([exited, after(5_000)]))) {
+            child.kill('SIGKILL');
+            // Named here rather than left to the test runner's hook timeout, which says nothing of the server.
+            if (!(await Promise.race([exited, after(10_000)]))) {
+              throw new Error(`postgres (pid ${child.pid}) did not exit after SIGQUIT and SIGKILL: ${dir} is left`);
+            }
+          }
         }
         // Asynchronously: unlinking a data directory of many databases blocks a test worker for seconds on a
         // busy disk, and vitest times out a worker that cannot answer it.
