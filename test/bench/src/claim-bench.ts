@@ -97,14 +97,13 @@ function rawBatchedClaims(db: Database.Database, per: number): (n: number) => Pr
  * event-loop delay is sampled
  * (1 ms resolution) during the 32-worker burst.
  */
-export async function benchConcurrentClaims(count: number): Promise<ClaimBurst> {
+export async function benchConcurrentClaims(count: number, warmup: number): Promise<ClaimBurst> {
   return withTempDir('claims', async (dir) => {
     const ids = createIdGenerator(systemClock);
     const store = await openSqliteEventStore({ path: join(dir, 'store.sqlite3'), projectors: controlPlaneProjectors });
     const raw = openRaw(join(dir, 'raw.sqlite3'), 'FULL');
     try {
       const work = new DurableWorkRuntime({ store, clock: systemClock, ids, owner: 'bench' });
-      const warmup = Math.min(64, count);
       await seedWork(work, ids, 2 * count + warmup);
       createRawWorkTable(raw, 2 * count + 2 * warmup);
       await claimingWorkers(work, 8, warmup);

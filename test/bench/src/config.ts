@@ -19,6 +19,14 @@ export interface BenchSizes {
   readonly rebuildRepeats: number;
   /** Work items per side through claim then succeed (one worker). */
   readonly workItems: number;
+  /**
+   * Claim-then-succeed items each side runs before it is timed (one worker, and again through eight). The claim
+   * path is new to V8 when these rows start (the rows before them warmed the append path only): in a fresh
+   * process an item took about 1,700 µs for its first 1,200 or so and 800-850 µs from then on (2026-12-03,
+   * 200-item chunks, FULL), and a second store in the same process ran at 850 µs from its first item. With 100
+   * items of warm-up the row timed mostly V8's tier-up, not the runtime.
+   */
+  readonly workWarmup: number;
   /** Work items four processes share in the contention run. */
   readonly workItemsContended: number;
   /** Timed runs of each start-up figure (the median is reported). */
@@ -40,6 +48,7 @@ const FULL: BenchSizes = {
   rebuildSmall: 100_000,
   rebuildRepeats: 2,
   workItems: 2_000,
+  workWarmup: 1_500,
   workItemsContended: 4_000,
   startupRuns: 10,
   statusEvents: 100_000,
@@ -58,6 +67,7 @@ const SMALL: BenchSizes = {
   rebuildSmall: 20_000,
   rebuildRepeats: 1,
   workItems: 300,
+  workWarmup: 100,
   workItemsContended: 400,
   startupRuns: 5,
   statusEvents: 10_000,

@@ -119,7 +119,7 @@ async function main(): Promise<void> {
   );
 
   log(`work items through claim then succeed, one worker: ${sizes.workItems} per side`);
-  const w = await benchClaimSucceed(sizes.workItems);
+  const w = await benchClaimSucceed(sizes.workItems, sizes.workWarmup);
   log(`  store ${Math.round(w.store)} items/s, raw ${Math.round(w.raw)} items/s`);
   results.push(compared('work items claim+succeed, 1 worker FULL', 'items/s', w.store, w.raw, WORK_TARGET));
   log(`work items, four processes on one file: ${sizes.workItemsContended} items`);
@@ -157,7 +157,7 @@ async function main(): Promise<void> {
   );
 
   log(`work items, 8 and 32 concurrent workers with claimDue: ${sizes.workItems} items per run`);
-  const burst = await benchConcurrentClaims(sizes.workItems);
+  const burst = await benchConcurrentClaims(sizes.workItems, sizes.workWarmup);
   log(
     `  8 workers ${Math.round(burst.workers8)} items/s, 32 workers ${Math.round(burst.workers32)} items/s, ` +
       `raw 1 item/tx ${Math.round(burst.raw1)}, raw 8 items/tx ${Math.round(burst.raw8)}, loop p99 ${burst.loopDelayP99Ms.toFixed(1)} ms, ` +

@@ -81,9 +81,8 @@ export function rawClaimThenSucceed(db: Database.Database): Workload {
  * One worker taking work items through claim then succeed (two commands), against a raw loop doing the
  * same two transactions, both with synchronous=FULL.
  */
-export async function benchClaimSucceed(count: number): Promise<{ store: number; raw: number }> {
+export async function benchClaimSucceed(count: number, warmup: number): Promise<{ store: number; raw: number }> {
   return withTempDir('work', async (dir) => {
-    const warmup = Math.min(100, Math.ceil(count / 10));
     const ids = createIdGenerator(systemClock);
     const store = await openSqliteEventStore({ path: join(dir, 'store.sqlite3'), projectors: controlPlaneProjectors });
     const raw = openRaw(join(dir, 'raw.sqlite3'), 'FULL');
