@@ -56,7 +56,7 @@ export interface SchemaInfo {
   readonly version: number;
   /** The tables in the file. */
   readonly tables: readonly string[];
-  /** The projector checkpoints recorded in the file (name, version, position). */
+  /** The projector checkpoints recorded in the file (name, version, and the position it includes: the head for one following it). */
   readonly checkpoints: readonly { name: string; version: number; position: number }[];
   /** The last log position. */
   readonly head: number;
@@ -74,16 +74,20 @@ export function readSchemaInfo(path: string): SchemaInfo {
     const tables = (
       db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all() as { name: string }[]
     ).map((t) => t.name);
-    const checkpoints = tables.includes('projector_checkpoints')
-      ? (db.prepare('SELECT name, version, position FROM projector_checkpoints ORDER BY name').all() as {
-          name: string;
-          version: number;
-          position: number;
-        }[])
-      : [];
     const head = tables.includes('events')
       ? ((db.prepare('SELECT COALESCE(MAX(position), 0) AS head FROM events').get() as { head: number }).head ?? 0)
       : 0;
+    // `follows_head` exists from migration 3 on: a checkpoint that follows the head includes the whole log.
+    const checkpoints = tables.includes('projector_checkpoints')
+      ? (
+          db.prepare('SELECT * FROM projector_checkpoints ORDER BY name').all() as {
+            name: string;
+            version: number;
+            position: number;
+            follows_head?: number;
+          }[]
+        ).map((r) => ({ name: r.name, version: r.version, position: r.follows_head === 1 ? head : r.position }))
+      : [];
     return { version, tables, checkpoints, head };
   } catch (err) {
     if (err instanceof CorruptDatabaseError) throw err;

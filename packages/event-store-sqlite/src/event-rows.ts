@@ -46,6 +46,15 @@ export function insertEventRow(insert: Database.Statement, row: ChainedRow, hash
   );
 }
 
+/** A `projector_checkpoints` row as stored. */
+export interface CheckpointRow {
+  readonly name: string;
+  readonly version: number;
+  readonly position: number;
+  /** 1: it includes the whole log, whatever the head (see ProjectorRunner.followHead). */
+  readonly follows_head: number;
+}
+
 /** The statements of the append and publish paths, prepared once per connection. */
 export class LogStatements {
   readonly begin: Database.Statement;
@@ -66,7 +75,9 @@ export class LogStatements {
   readonly stream: Database.Statement<[string, number], EventRow>;
   readonly setCheckpoint: Database.Statement<[number, string]>;
   readonly upsertCheckpoint: Database.Statement<[string, number, number]>;
-  readonly checkpoints: Database.Statement<[], { name: string; version: number; position: number }>;
+  /** Sets whether a checkpoint follows the head (1) or stands at the position given (0). */
+  readonly setFollowsHead: Database.Statement<[number, number, string]>;
+  readonly checkpoints: Database.Statement<[], CheckpointRow>;
 
   constructor(db: Database.Database) {
     this.begin = db.prepare('BEGIN IMMEDIATE');
@@ -98,12 +109,13 @@ export class LogStatements {
     this.stream = db.prepare(
       `SELECT ${COLUMNS} FROM events WHERE stream_id = ? AND stream_version >= ? ORDER BY stream_version`,
     );
-    this.setCheckpoint = db.prepare('UPDATE projector_checkpoints SET position = ? WHERE name = ?');
+    this.setCheckpoint = db.prepare('UPDATE projector_checkpoints SET position = ?, follows_head = 0 WHERE name = ?');
     this.upsertCheckpoint = db.prepare(
-      `INSERT INTO projector_checkpoints (name, version, position) VALUES (?, ?, ?)
-       ON CONFLICT (name) DO UPDATE SET version = excluded.version, position = excluded.position`,
+      `INSERT INTO projector_checkpoints (name, version, position, follows_head) VALUES (?, ?, ?, 0)
+       ON CONFLICT (name) DO UPDATE SET version = excluded.version, position = excluded.position, follows_head = 0`,
     );
-    this.checkpoints = db.prepare('SELECT name, version, position FROM projector_checkpoints');
+    this.setFollowsHead = db.prepare('UPDATE projector_checkpoints SET follows_head = ?, position = ? WHERE name = ?');
+    this.checkpoints = db.prepare('SELECT name, version, position, follows_head FROM projector_checkpoints');
   }
 }
 

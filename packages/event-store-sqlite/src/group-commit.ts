@@ -183,6 +183,7 @@ export class GroupCommitWriter {
   private runBatch(batch: readonly PendingAppend[], isolation: Isolation): Outcome[] {
     let caughtUp: number | undefined;
     let asyncThrough: number | undefined;
+    let followersChecked = false;
     const { overlay } = this.deps.projections;
     let outcomes: Outcome[];
     try {
@@ -195,6 +196,9 @@ export class GroupCommitWriter {
         (p) => {
           asyncThrough = p;
         },
+        () => {
+          followersChecked = true;
+        },
       );
     } finally {
       // Committed or rolled back: nothing held outlives the transaction.
@@ -204,6 +208,7 @@ export class GroupCommitWriter {
     if (this.deps.onCommit) tellCommit(this.deps.onCommit, 'after', outcomes);
     // Only once committed: a rolled-back transaction also rolled back the catch-up it began with.
     if (caughtUp !== undefined) this.projectionDataVersion = caughtUp;
+    if (followersChecked) this.deps.projections.followersChecked = true;
     if (asyncThrough !== undefined) this.deps.async.applied(asyncThrough);
     return outcomes;
   }
@@ -213,6 +218,7 @@ export class GroupCommitWriter {
     isolation: Isolation,
     caughtUpTo: (dataVersion: number | undefined) => void,
     asyncAppliedThrough: (position: number | undefined) => void,
+    followersChecked: () => void,
   ): Outcome[] {
     const { stmts } = this.deps;
     const { overlay } = this.deps.projections;
@@ -229,7 +235,12 @@ export class GroupCommitWriter {
         this.chain = { position: head?.position ?? 0, hex: head?.hash?.toString('hex') ?? GENESIS_HEX };
       }
       this.chainCommitted = false;
-      let last = 0;
+      // Which checkpoints follow the head is settled before the appends: none is written in a steady state.
+      const { projections } = this.deps;
+      if (!projections.followersChecked) {
+        projections.followHead(this.chain.position);
+        followersChecked();
+      }
       const outcomes = batch.map((pending): Outcome => {
         if (isolation === 'none') return { ok: true, value: this.appendInTx(pending.plan) };
         if (isolation === 'optimistic') return this.appendOptimistic(pending.plan);
@@ -249,11 +260,9 @@ export class GroupCommitWriter {
           return { ok: false, error };
         }
       });
-      for (const o of outcomes) if (o.ok && !o.value.replayed) last = Math.max(last, o.value.lastPosition);
       // What earlier commits left to the asynchronous projectors, when due: no commit of its own.
       asyncAppliedThrough(this.deps.async.applyDueInTx());
       overlay.flush();
-      if (last > 0) this.deps.projections.checkpointAtHead(last);
       if (this.deps.onCommit) tellCommit(this.deps.onCommit, 'before', outcomes);
       return outcomes;
     });
@@ -361,6 +370,8 @@ export class GroupCommitWriter {
   private catchUpForeignWrites(): number | undefined {
     const version = this.deps.stmts.dataVersion.get()!;
     if (version === this.projectionDataVersion) return undefined;
+    // Another writer may have changed who follows the head: the rows are read again in this transaction.
+    this.deps.projections.followersChecked = false;
     while (!this.deps.projections.catchUp(this.deps.projections.inline, 1000).done) {
       // each pass applies one batch; the transaction holds the write lock, so the head cannot move
     }

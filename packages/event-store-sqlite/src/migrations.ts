@@ -100,6 +100,20 @@ export const migrations: readonly Migration[] = [
     up: (typed) => [(typed as AnyDb).schema.alterTable('events').addColumn('hash', 'blob').compile()],
     backfill: backfillHashes,
   },
+  {
+    // An inline projector's checkpoint no longer moves at every commit: `follows_head` = 1 says its documents
+    // include every event of the log, whatever the head (see ProjectorRunner.followHead). A writer that does not
+    // apply it turns it back into a position before its first append. Code before this migration read only
+    // `position`: it refuses this schema version instead of catching such a projector up twice.
+    version: 3,
+    name: '003_checkpoints_follow_head',
+    up: (typed) => [
+      (typed as AnyDb).schema
+        .alterTable('projector_checkpoints')
+        .addColumn('follows_head', 'integer', (c) => c.notNull().defaultTo(0))
+        .compile(),
+    ],
+  },
 ];
 
 /** The schema version this code writes; a database with a higher one is refused. */

@@ -22,11 +22,16 @@ export interface CatchUpResult {
 export class ProjectorRunner {
   private readonly txs = new Map<string, ProjectionTx>();
   private readonly handles = new Map<string, ReadonlySet<string>>();
-  /** `UPDATE … SET position = ? WHERE name IN (every inline projector)`, or none without them. */
-  private readonly checkpointAll: Database.Statement<unknown[]> | undefined;
+  /**
+   * The checkpoint rows were read since anything could have changed who follows the head: false at open, after
+   * this runner wrote a checkpoint (a catch-up, a reset), and when another connection committed. The writer
+   * sets it once a transaction that ran {@link followHead} committed.
+   */
+  followersChecked = false;
   /** The projectors applied in the append transaction. */
   readonly inline: readonly Projector[];
-  private readonly inlineNames: readonly string[];
+  /** Each inline projector's version, by name. */
+  private readonly inlineVersions: ReadonlyMap<string, number>;
   private readonly inlineTargets: readonly {
     projector: Projector;
     handles: ReadonlySet<string>;
@@ -52,18 +57,13 @@ export class ProjectorRunner {
       this.handles.set(p.name, new Set(p.handles));
     }
     this.inline = projectors.filter((p) => p.mode !== 'async');
-    this.inlineNames = this.inline.map((p) => p.name);
+    this.inlineVersions = new Map(this.inline.map((p) => [p.name, p.version]));
     this.inlineTargets = this.inline.map((p) => ({
       projector: p,
       handles: this.handles.get(p.name)!,
       tx: this.txs.get(p.name)!,
     }));
     this.async = projectors.filter((p) => p.mode === 'async');
-    if (this.inline.length > 0) {
-      this.checkpointAll = db.prepare(
-        `UPDATE projector_checkpoints SET position = ? WHERE name IN (${this.inline.map(() => '?').join(', ')})`,
-      );
-    }
   }
 
   /** Applies freshly appended events to every inline projector that handles them. */
@@ -85,12 +85,28 @@ export class ProjectorRunner {
   }
 
   /**
-   * Moves every inline projector's checkpoint to `position`, in one statement, at each commit: they were
-   * all at the head when the commit began (the writer catches them up first), so after it they all include
-   * it, including a projector that handled none of its events. The next open then finds nothing to catch up.
+   * In the writer's transaction, before its appends, every inline projector caught up to `head` (the log's head
+   * now): marks each of them as following the head, and stops at `head` any projector marked so that this writer
+   * does not apply inline (not run here, or another version), so that it is caught up from there by whoever
+   * runs it. A following projector includes every event of the log because every writer applies it in the
+   * append transaction: no commit moves its checkpoint (one page and one statement less per commit), and it is
+   * current however far the head moves. Writes only what changed: nothing in a steady state.
    */
-  checkpointAtHead(position: number): void {
-    this.checkpointAll?.run(position, ...this.inlineNames);
+  followHead(head: number): void {
+    for (const row of this.stmts.checkpoints.all()) {
+      const mine = this.inlineVersions.get(row.name) === row.version;
+      if (mine && row.follows_head === 0) {
+        const projector = this.inline.find((p) => p.name === row.name)!;
+        if (row.position < head && this.effectivePosition(projector, row.position) < head) {
+          throw new Error(
+            `projector ${row.name} is at position ${row.position} of ${head}: it must be caught up first`,
+          );
+        }
+        this.stmts.setFollowsHead.run(1, head, row.name);
+      } else if (!mine && row.follows_head === 1) {
+        this.stmts.setFollowsHead.run(0, head, row.name);
+      }
+    }
   }
 
   /**
@@ -115,6 +131,7 @@ export class ProjectorRunner {
       tx.clear();
       p.reset(tx);
       this.stmts.upsertCheckpoint.run(p.name, p.version, 0);
+      this.followersChecked = false;
     }
   }
 
@@ -167,6 +184,7 @@ export class ProjectorRunner {
     for (const p of lagging) {
       if (cps.get(p.name)!.position < position) this.stmts.setCheckpoint.run(position, p.name);
     }
+    this.followersChecked = false;
     return { applied: rows.length, position, done: position >= head };
   }
 
@@ -182,7 +200,12 @@ export class ProjectorRunner {
     return pending === undefined ? this.stmts.head.get()! : stored;
   }
 
+  /** Each projector's version and the position its documents include (the head for one following it). */
   readCheckpoints(): Map<string, { version: number; position: number }> {
-    return new Map(this.stmts.checkpoints.all().map((r) => [r.name, { version: r.version, position: r.position }]));
+    const rows = this.stmts.checkpoints.all();
+    const head = rows.some((r) => r.follows_head === 1) ? this.stmts.head.get()! : 0;
+    return new Map(
+      rows.map((r) => [r.name, { version: r.version, position: r.follows_head === 1 ? head : r.position }]),
+    );
   }
 }

@@ -22,7 +22,10 @@ export interface EventsTable {
 export interface ProjectorCheckpointsTable {
   name: string;
   version: number;
+  /** The last position applied; while `follows_head` is 1, the position at which it began to follow the head. */
   position: number;
+  /** 1: every writer applies this projector inline, so it includes the whole log (migration 3). */
+  follows_head: ColumnType<number, number | undefined, number>;
 }
 
 export interface ProjectionDocumentsTable {

@@ -39,12 +39,18 @@ export function openSqliteLogAdmin(path: string, options: { registry?: EventRegi
     'SELECT stream_version, stream_type FROM events WHERE stream_id = ? ORDER BY stream_version DESC LIMIT 1',
   );
   const insert = db.prepare(INSERT_EVENT_SQL);
+  // A projector that follows the head includes every event because every writer applies it; an import applies
+  // none, so each one following stops at the head before the import, and the next store to open catches it up.
+  const stopFollowers = db.prepare(
+    'UPDATE projector_checkpoints SET follows_head = 0, position = ? WHERE follows_head = 1',
+  );
   const head = (): { position: number; hash: Buffer } => {
     const row = headStmt.get();
     return row ? { position: row.position, hash: row.hash ?? GENESIS_HASH } : { position: 0, hash: GENESIS_HASH };
   };
   const importBatch = db.transaction((records: readonly StoredEventRecord[]): LogHead => {
     let chain = head();
+    stopFollowers.run(chain.position);
     const streams = new Map<string, StreamHeadInfo>();
     for (const record of records) {
       let stream = streams.get(record.streamId);

@@ -53,6 +53,7 @@ describe('sqlite durability settings', () => {
     expect(raw.prepare('SELECT version, name FROM schema_migrations').all()).toEqual([
       { version: 1, name: '001_event_log' },
       { version: 2, name: '002_event_hash_chain' },
+      { version: 3, name: '003_checkpoints_follow_head' },
     ]);
     raw.close();
   });

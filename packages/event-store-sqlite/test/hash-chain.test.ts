@@ -197,7 +197,8 @@ describe('the hash chain', () => {
     raw.exec(`DROP TRIGGER events_refuse_update; ALTER TABLE events DROP COLUMN hash;
       CREATE TRIGGER events_refuse_update BEFORE UPDATE ON events
       BEGIN SELECT RAISE(ABORT, 'events is append-only: UPDATE is refused'); END;
-      DELETE FROM schema_migrations WHERE version = 2; PRAGMA user_version = 1;`);
+      ALTER TABLE projector_checkpoints DROP COLUMN follows_head;
+      DELETE FROM schema_migrations WHERE version >= 2; PRAGMA user_version = 1;`);
     raw.close();
     const migrated = await open();
     expect(await migrated.verifyChain()).toEqual({ ok: true, eventsChecked: 30, head });

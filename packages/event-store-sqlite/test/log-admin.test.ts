@@ -39,6 +39,33 @@ async function source(): Promise<StoredEventRecord[]> {
 }
 
 describe('openSqliteLogAdmin', () => {
+  it('an import after a store ran leaves its following projectors behind, and the next open applies the imported events', async () => {
+    const records = await source();
+    // The target's first three events written by a store: its counter follows the head.
+    const store = await open('target.sqlite3');
+    const first = records.slice(0, 2);
+    await store.append({
+      streamType: 'counter',
+      streamId: 'c-0',
+      expectedVersion: 'no_stream',
+      events: first.map((r) => ({ type: r.type, data: JSON.parse(r.data) })),
+    });
+    await store.close();
+    const target = openSqliteLogAdmin(join(dir.path, 'target.sqlite3'), { registry: testEventRegistry });
+    // Its own chain from position 2 on: the records' hashes chain to the source's first events, so they are recomputed.
+    await target.importRecords(records.slice(2).map((r) => ({ ...r, hash: null })));
+    await target.close();
+    const reopened = await open('target.sqlite3');
+    const a = await open('source.sqlite3');
+    try {
+      expect(await reopened.projection('counter').get('totals', 'all')).toBe(6);
+      expect(await dumpProjections(reopened)).toEqual(await dumpProjections(a));
+    } finally {
+      await reopened.close();
+      await a.close();
+    }
+  });
+
   it('imports recorded events keeping positions, keys and the chain; the next open builds the projections', async () => {
     const records = await source();
     expect(records.map((r) => r.position)).toEqual([1, 2, 3, 4, 5, 6]);

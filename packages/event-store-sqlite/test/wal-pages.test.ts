@@ -79,12 +79,13 @@ it('a single-event append without projectors writes the events leaf, one leaf of
   expect(total).toBeLessThan(5);
 });
 
-it('an inline projector adds its document leaf and the checkpoints leaf, one page each', async () => {
+it('an inline projector adds its document leaf, and no checkpoint page: its checkpoint follows the head', async () => {
   const { total, byOwner } = await measure([notesProjector], 100);
   // A WITHOUT ROWID table keeps whole rows in its interior pages too: the document is in one or the other.
   const documents = (byOwner['projection_documents:leaf'] ?? 0) + (byOwner['projection_documents:internal'] ?? 0);
   expect(documents).toBeGreaterThanOrEqual(1);
-  expect(byOwner['projector_checkpoints:leaf']).toBe(1);
-  expect(total).toBeGreaterThan(6);
-  expect(total).toBeLessThan(7.2);
+  // Until migration 3 every commit rewrote the checkpoints leaf (1 page of 6.2-7.2).
+  expect(byOwner['projector_checkpoints:leaf']).toBeUndefined();
+  expect(total).toBeGreaterThan(5);
+  expect(total).toBeLessThan(6.2);
 });

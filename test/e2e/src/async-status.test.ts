@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, expect, it } from 'vitest';
+import { CHECKPOINT_POSITIONS } from './checkpoints.js';
 import { demiurge, demiurgeJson, tempHome } from './cli.js';
 import { until } from './core-home.js';
 import { INIT, rawGateway, request, type ServeProcess, startServe, writeHostHome } from './serve-process.js';
@@ -35,7 +36,7 @@ function fileState(): { head: number; checkpoints: Record<string, number> } {
   try {
     return db.transaction(() => {
       const head = db.prepare('SELECT COALESCE(MAX(position), 0) FROM events').pluck().get() as number;
-      const rows = db.prepare('SELECT name, position FROM projector_checkpoints').all() as {
+      const rows = db.prepare(CHECKPOINT_POSITIONS).all() as {
         name: string;
         position: number;
       }[];

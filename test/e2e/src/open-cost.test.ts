@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { CHECKPOINT_POSITIONS } from './checkpoints.js';
 import { demiurge, demiurgeJson, tempHome } from './cli.js';
 import { seedRuntime } from './seed.js';
 
@@ -19,7 +20,7 @@ it('after commands ran, every projector checkpoint is at the head: the next open
   const db = new Database(database, { readonly: true });
   try {
     const head = db.prepare('SELECT MAX(position) FROM events').pluck().get() as number;
-    const checkpoints = db.prepare('SELECT name, position FROM projector_checkpoints').all() as {
+    const checkpoints = db.prepare(CHECKPOINT_POSITIONS).all() as {
       name: string;
       position: number;
     }[];
