@@ -14,6 +14,11 @@ const KIND = 'task.completion';
 export interface ClaimBurst {
   /** Items/s through claimDue({ limit: 1 }) then succeed, 8 concurrent workers on one store. */
   readonly workers8: number;
+  /**
+   * The same 8 workers on a second store opened with `synchronous=NORMAL` (WAL: no fsync at any commit), in the
+   * same rounds: what the store's CPU alone allows, the ceiling of the `FULL` row whatever the disk.
+   */
+  readonly workers8NoFsync: number;
   /** The same with 32 workers. */
   readonly workers32: number;
   /** Event-loop delay p99 (ms) during the 32-worker burst. */
@@ -93,26 +98,34 @@ function rawBatchedClaims(db: Database.Database, per: number): (n: number) => Pr
 
 /**
  * Concurrent claimers through `claimDue` (8 and 32 workers, one store, FULL) against raw loops on the same
- * machine, in alternating rounds: one item per transaction pair, and 8 items per transaction pair. The
- * event-loop delay is sampled
- * (1 ms resolution) during the 32-worker burst.
+ * machine, in alternating rounds: one item per transaction pair, and 8 items per transaction pair. The same 8
+ * workers on a store without fsync (`NORMAL`) run in the same rounds, for the ceiling the store's CPU sets. The
+ * event-loop delay is sampled (1 ms resolution) during the 32-worker burst.
  */
 export async function benchConcurrentClaims(count: number, warmup: number): Promise<ClaimBurst> {
   return withTempDir('claims', async (dir) => {
     const ids = createIdGenerator(systemClock);
     const store = await openSqliteEventStore({ path: join(dir, 'store.sqlite3'), projectors: controlPlaneProjectors });
+    const noFsync = await openSqliteEventStore({
+      path: join(dir, 'no-fsync.sqlite3'),
+      projectors: controlPlaneProjectors,
+      synchronous: 'NORMAL',
+    });
     const raw = openRaw(join(dir, 'raw.sqlite3'), 'FULL');
     try {
       const work = new DurableWorkRuntime({ store, clock: systemClock, ids, owner: 'bench' });
+      const workNoFsync = new DurableWorkRuntime({ store: noFsync, clock: systemClock, ids, owner: 'bench' });
       await seedWork(work, ids, 2 * count + warmup);
+      await seedWork(workNoFsync, ids, count + warmup);
       createRawWorkTable(raw, 2 * count + 2 * warmup);
       await claimingWorkers(work, 8, warmup);
+      await claimingWorkers(workNoFsync, 8, warmup);
       const one = rawClaimThenSucceed(raw);
       const eight = rawBatchedClaims(raw, 8);
       await one(warmup);
       await eight(warmup);
       // Four alternating rounds, so that drift of the machine (disk, other load) falls on every side alike.
-      const ms = { raw1: 0, workers8: 0, raw8: 0 };
+      const ms = { raw1: 0, workers8: 0, raw8: 0, workers8NoFsync: 0 };
       const chunk = Math.ceil(count / 4);
       for (let done = 0; done < count; done += chunk) {
         const n = Math.min(chunk, count - done);
@@ -121,14 +134,13 @@ export async function benchConcurrentClaims(count: number, warmup: number): Prom
         if (swap) ms.raw8 += await timed(() => eight(n));
         else ms.raw1 += await timed(() => one(n));
         ms.workers8 += (n * 1000) / (await claimingWorkers(work, 8, n));
+        ms.workers8NoFsync += (n * 1000) / (await claimingWorkers(workNoFsync, 8, n));
         if (swap) ms.raw1 += await timed(() => one(n));
         else ms.raw8 += await timed(() => eight(n));
       }
-      const [raw1, workers8, raw8] = [ms.raw1, ms.workers8, ms.raw8].map((t) => (count * 1000) / t) as [
-        number,
-        number,
-        number,
-      ];
+      const [raw1, workers8, raw8, workers8NoFsync] = [ms.raw1, ms.workers8, ms.raw8, ms.workers8NoFsync].map(
+        (t) => (count * 1000) / t,
+      ) as [number, number, number, number];
       const histogram = monitorEventLoopDelay({ resolution: 1 });
       // Wait out what the earlier rounds left, then measure the burst's lag alone.
       await waitForAsyncProjections(store);
@@ -139,6 +151,7 @@ export async function benchConcurrentClaims(count: number, warmup: number): Prom
       await waitForAsyncProjections(store);
       return {
         workers8,
+        workers8NoFsync,
         workers32,
         raw1,
         raw8,
@@ -147,6 +160,7 @@ export async function benchConcurrentClaims(count: number, warmup: number): Prom
       };
     } finally {
       await store.close();
+      await noFsync.close();
       raw.close();
     }
   });

@@ -8,7 +8,7 @@ import { benchInFlightVsBatched } from './group-commit-bench.js';
 import { benchOpenAfterHost } from './open-bench.js';
 import { benchPostgres } from './pg-bench.js';
 import { benchRebuild } from './rebuild-bench.js';
-import { type BenchResult, compared, formatTable, writeResults } from './results.js';
+import { type BenchResult, compared, formatTable, reference, writeResults } from './results.js';
 import { benchStartup } from './startup/startup-bench.js';
 import { benchClaimSucceed, benchFourProcesses } from './work-bench.js';
 
@@ -159,7 +159,7 @@ async function main(): Promise<void> {
   log(`work items, 8 and 32 concurrent workers with claimDue: ${sizes.workItems} items per run`);
   const burst = await benchConcurrentClaims(sizes.workItems, sizes.workWarmup);
   log(
-    `  8 workers ${Math.round(burst.workers8)} items/s, 32 workers ${Math.round(burst.workers32)} items/s, ` +
+    `  8 workers ${Math.round(burst.workers8)} items/s (${Math.round(burst.workers8NoFsync)} without fsync), 32 workers ${Math.round(burst.workers32)} items/s, ` +
       `raw 1 item/tx ${Math.round(burst.raw1)}, raw 8 items/tx ${Math.round(burst.raw8)}, loop p99 ${burst.loopDelayP99Ms.toFixed(1)} ms, ` +
       `operator-status lag max ${burst.operatorStatusLagMs.toFixed(1)} ms`,
   );
@@ -177,6 +177,13 @@ async function main(): Promise<void> {
       burst.workers8,
       burst.raw8,
       WORKERS8_VS_RAW8_TARGET,
+    ),
+    // No target: the 8-worker row's ceiling, the store's CPU alone (no fsync at any commit) against the same raw loop.
+    reference(
+      'work items claim+succeed, 8 workers, synchronous=NORMAL (no fsync), vs raw 1 worker FULL',
+      'items/s',
+      burst.workers8NoFsync,
+      burst.raw1,
     ),
     { name: 'work items claim+succeed, 32 workers FULL', value: Math.round(burst.workers32), unit: 'items/s' },
     compared(

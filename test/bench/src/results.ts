@@ -40,6 +40,12 @@ export function compared(
   };
 }
 
+/** A figure with its same-run baseline and ratio but no target: measured for reading other rows, met by nothing. */
+export function reference(name: string, unit: string, value: number, baseline: number): BenchResult {
+  const { target: _target, met: _met, ...row } = compared(name, unit, value, baseline, 1);
+  return row;
+}
+
 export function writeResults(path: string, results: readonly BenchResult[]): void {
   writeFileSync(path, `${JSON.stringify(results, null, 2)}\n`);
 }

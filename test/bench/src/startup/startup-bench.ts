@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { countLabel } from '../config.js';
-import { type BenchResult, compared } from '../results.js';
+import { type BenchResult, compared, reference } from '../results.js';
 import { CLI_BIN, demiurge, median, NO_CODE_CACHE, startServe, wallMs } from './processes.js';
 import { seedHome } from './seed-home.js';
 
@@ -131,11 +131,13 @@ export async function benchStartup(
       { name: 'slot modules compiled at the first ever start', value: Math.round(compiledMs), unit: 'ms' },
       reference(
         `demiurge status, ${countLabel(statusEvents)}-event home, no code cache, vs node require(better-sqlite3)`,
+        'ms',
         statusCold,
         baseline,
       ),
       reference(
         'demiurge serve until its socket accepts, no code cache, vs node require(better-sqlite3)',
+        'ms',
         serveCold,
         baseline,
       ),
@@ -146,11 +148,6 @@ export async function benchStartup(
 }
 
 /** A row for reference: the wall time and its ratio to the baseline, no target. */
-function reference(name: string, ms: number, baseline: number): BenchResult {
-  const { target: _target, met: _met, ...row } = compared(name, 'ms', ms, baseline, 1, 'at least');
-  return row;
-}
-
 /** The host's `slot module …` log records (serve --log-json). */
 function slotLines(stderr: string): SlotModuleLine[] {
   const lines: SlotModuleLine[] = [];
