@@ -1,6 +1,7 @@
 import { closeSync, existsSync, openSync, readSync, statSync } from 'node:fs';
 import { CorruptDatabaseError } from '@demiurge/event-store';
 import Database from 'better-sqlite3';
+import { includedPosition } from './event-rows.js';
 
 // Reads of a store file without opening it as a store: a consistent copy (`demiurge verify` checks the
 // copy) and a read-only look at the schema (`demiurge doctor`), neither of which the EventStore port
@@ -86,7 +87,7 @@ export function readSchemaInfo(path: string): SchemaInfo {
             position: number;
             follows_head?: number;
           }[]
-        ).map((r) => ({ name: r.name, version: r.version, position: r.follows_head === 1 ? head : r.position }))
+        ).map((r) => ({ name: r.name, version: r.version, position: includedPosition(r, head) }))
       : [];
     return { version, tables, checkpoints, head };
   } catch (err) {

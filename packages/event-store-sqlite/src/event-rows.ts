@@ -55,6 +55,11 @@ export interface CheckpointRow {
   readonly follows_head: number;
 }
 
+/** The position a checkpoint row's documents include: the head for one that follows it, else its own. */
+export function includedPosition(row: { position: number; follows_head?: number }, head: number): number {
+  return row.follows_head === 1 ? head : row.position;
+}
+
 /** The statements of the append and publish paths, prepared once per connection. */
 export class LogStatements {
   readonly begin: Database.Statement;

@@ -4,7 +4,7 @@ import { applyOne } from '@demiurge/event-store/adapter';
 import type Database from 'better-sqlite3';
 import type { Kysely } from 'kysely';
 import { DocumentOverlay } from './document-overlay.js';
-import { decodeRow, EVENT_COLUMNS, type EventRow, type LogStatements } from './event-rows.js';
+import { decodeRow, EVENT_COLUMNS, type EventRow, includedPosition, type LogStatements } from './event-rows.js';
 import type { StoreSchema } from './schema.js';
 import type { SqlRunner } from './sql-runner.js';
 import { DocumentStatements, SqliteProjectionTx } from './sqlite-projection-tx.js';
@@ -204,8 +204,6 @@ export class ProjectorRunner {
   readCheckpoints(): Map<string, { version: number; position: number }> {
     const rows = this.stmts.checkpoints.all();
     const head = rows.some((r) => r.follows_head === 1) ? this.stmts.head.get()! : 0;
-    return new Map(
-      rows.map((r) => [r.name, { version: r.version, position: r.follows_head === 1 ? head : r.position }]),
-    );
+    return new Map(rows.map((r) => [r.name, { version: r.version, position: includedPosition(r, head) }]));
   }
 }

@@ -1,10 +1,9 @@
-import { join } from 'node:path';
 import { defineProjector, ProjectorFailedError, StreamVersionConflictError } from '@demiurge/event-store';
 import { counterProjector, notesProjector, poisonProjector, testEventRegistry } from '@demiurge/event-store/testing';
 import Database from 'better-sqlite3';
-import { afterEach, beforeEach, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { openSqliteEventStore, type SqliteEventStore } from '../src/index.js';
-import { tempDir } from './temp-dir.js';
+import { storeFileEachTest } from './temp-dir.js';
 
 /** Each checkpoint's position as the store reads it: the head while it follows the head (migration 3). */
 const FOLLOWED_POSITIONS = `SELECT name, CASE follows_head WHEN 1 THEN (SELECT COALESCE(MAX(position), 0) FROM events)
@@ -19,13 +18,10 @@ const asyncCounter = defineProjector({
   apply: counterProjector.apply,
 });
 
-let dir: ReturnType<typeof tempDir>;
 let path: string;
-beforeEach(() => {
-  dir = tempDir();
-  path = join(dir.path, 'runtime.sqlite3');
+storeFileEachTest((file) => {
+  path = file;
 });
-afterEach(() => dir.remove());
 
 const open = (lagMs: number) =>
   openSqliteEventStore({

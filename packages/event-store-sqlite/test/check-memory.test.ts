@@ -1,23 +1,20 @@
 import { closeSync, existsSync, openSync, readFileSync, statSync, utimesSync, writeFileSync, writeSync } from 'node:fs';
-import { join } from 'node:path';
+
 import { DamagedStoreError } from '@demiurge/event-store';
 import { counterProjector, testEventRegistry } from '@demiurge/event-store/testing';
 import Database from 'better-sqlite3';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { checkStoreFile, openSqliteEventStore, type StoreFileReport } from '../src/index.js';
-import { tempDir } from './temp-dir.js';
+import { storeFileEachTest } from './temp-dir.js';
 
 // A passed check is remembered beside the file (`<db>.checked.json`) with the identity of the file and its
 // WAL; a bounded check of unchanged files skips `quick_check`. Files changed less than 2 s before a check are
 // not remembered (a coarse file-system clock could give a later write the same change time), hence the waits.
 
-let dir: ReturnType<typeof tempDir>;
 let path: string;
-beforeEach(() => {
-  dir = tempDir();
-  path = join(dir.path, 'runtime.sqlite3');
+storeFileEachTest((file) => {
+  path = file;
 });
-afterEach(() => dir.remove());
 
 const record = () => `${path}.checked.json`;
 const settle = () => new Promise((resolve) => setTimeout(resolve, 2100));

@@ -13,17 +13,16 @@ import { join } from 'node:path';
 import { CorruptDatabaseError, DamagedStoreError } from '@demiurge/event-store';
 import { counterProjector, testEventRegistry } from '@demiurge/event-store/testing';
 import Database from 'better-sqlite3';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { checkStoreFile, openSqliteEventStore, type SqliteEventStore } from '../src/index.js';
-import { tempDir } from './temp-dir.js';
+import { storeFileEachTest } from './temp-dir.js';
 
-let dir: ReturnType<typeof tempDir>;
 let path: string;
-beforeEach(() => {
-  dir = tempDir();
-  path = join(dir.path, 'runtime.sqlite3');
+let dir: string;
+storeFileEachTest((file, folder) => {
+  path = file;
+  dir = folder;
 });
-afterEach(() => dir.remove());
 
 const open = (file = path, fullCheckMaxBytes?: number, onDamaged?: (error: DamagedStoreError) => void) =>
   openSqliteEventStore({
@@ -158,7 +157,7 @@ describe('a store with a WAL is checked without checkpointing it', () => {
   async function crashImage(): Promise<string> {
     const store = await open();
     await fill(store, 30);
-    const copy = join(dir.path, 'image.sqlite3');
+    const copy = join(dir, 'image.sqlite3');
     copyFileSync(path, copy);
     copyFileSync(`${path}-wal`, `${copy}-wal`);
     await store.close();
@@ -192,7 +191,7 @@ describe('a store with a WAL is checked without checkpointing it', () => {
       expectedVersion: 'no_stream',
       events: [{ type: 'test.created', data: { name: 'late' } }],
     });
-    const copy = join(dir.path, 'image.sqlite3');
+    const copy = join(dir, 'image.sqlite3');
     copyFileSync(path, copy);
     copyFileSync(`${path}-wal`, `${copy}-wal`);
     await store.close();

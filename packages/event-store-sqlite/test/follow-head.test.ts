@@ -1,22 +1,18 @@
-import { join } from 'node:path';
 import { counterProjector, testEventRegistry } from '@demiurge/event-store/testing';
 import Database from 'better-sqlite3';
-import { afterEach, beforeEach, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { openSqliteEventStore, type SqliteEventStore } from '../src/index.js';
-import { tempDir } from './temp-dir.js';
+import { storeFileEachTest } from './temp-dir.js';
 
 // An inline projector's checkpoint follows the head (migration 3): no commit writes it, because every writer that
 // appends applies it in the append transaction; a writer that does not apply it stops it at a position before
 // its first append, and whoever runs it catches it up from there. The counter's total is not idempotent: an
 // event applied twice, or skipped, shows in it.
 
-let dir: ReturnType<typeof tempDir>;
 let path: string;
-beforeEach(() => {
-  dir = tempDir();
-  path = join(dir.path, 'runtime.sqlite3');
+storeFileEachTest((file) => {
+  path = file;
 });
-afterEach(() => dir.remove());
 
 const withCounter = () => openSqliteEventStore({ path, registry: testEventRegistry, projectors: [counterProjector] });
 /** A writer that runs no projector (another tool, or code without this read model). */

@@ -1,17 +1,13 @@
-import { join } from 'node:path';
 import { counterProjector, testEventRegistry } from '@demiurge/event-store/testing';
 import Database from 'better-sqlite3';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { type ChainedRow, eventHash, GENESIS_HASH, openSqliteEventStore, type SqliteEventStore } from '../src/index.js';
-import { tempDir } from './temp-dir.js';
+import { storeFileEachTest } from './temp-dir.js';
 
-let dir: ReturnType<typeof tempDir>;
 let path: string;
-beforeEach(() => {
-  dir = tempDir();
-  path = join(dir.path, 'runtime.sqlite3');
+storeFileEachTest((file) => {
+  path = file;
 });
-afterEach(() => dir.remove());
 
 const open = () => openSqliteEventStore({ path, registry: testEventRegistry, projectors: [counterProjector] });
 

@@ -1,17 +1,13 @@
-import { join } from 'node:path';
 import { counterProjector, notesProjector, testEventRegistry } from '@demiurge/event-store/testing';
 import Database from 'better-sqlite3';
-import { afterEach, beforeEach, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { openSqliteEventStore } from '../src/index.js';
-import { tempDir } from './temp-dir.js';
+import { storeFileEachTest } from './temp-dir.js';
 
-let dir: ReturnType<typeof tempDir>;
 let path: string;
-beforeEach(() => {
-  dir = tempDir();
-  path = join(dir.path, 'runtime.sqlite3');
+storeFileEachTest((file) => {
+  path = file;
 });
-afterEach(() => dir.remove());
 
 const open = (busyTimeoutMs?: number) =>
   openSqliteEventStore({

@@ -1,8 +1,7 @@
-import { join } from 'node:path';
 import { notesProjector, testEventRegistry } from '@demiurge/event-store/testing';
-import { afterEach, beforeEach, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { openSqliteEventStore, type SqliteEventStore } from '../src/index.js';
-import { tempDir } from './temp-dir.js';
+import { storeFileEachTest } from './temp-dir.js';
 import { framesPerCommit, pageOwners, walEnd, walFramesSince } from './wal-frames.js';
 
 // What one single-event append writes to the WAL (what a FULL commit then syncs): the pages of each b-tree,
@@ -10,13 +9,10 @@ import { framesPerCommit, pageOwners, walEnd, walFramesSince } from './wal-frame
 // pages); see docs/performance.md, "Pages per commit". NORMAL here: the frames are the same as under FULL,
 // which only adds the fsync.
 
-let dir: ReturnType<typeof tempDir>;
 let path: string;
-beforeEach(() => {
-  dir = tempDir();
-  path = join(dir.path, 'runtime.sqlite3');
+storeFileEachTest((file) => {
+  path = file;
 });
-afterEach(() => dir.remove());
 
 const STREAMS = 100;
 const TEXT = 'x'.repeat(270);
