@@ -37,6 +37,13 @@ export interface BenchSizes {
 
 export const IN_FLIGHT = 100;
 
+// Issue 16's targets for the rows whose ratio moves with the disk (main.ts and the fsync sweep both read them).
+export const EMMETT_TARGET = 3;
+export const WORK_TARGET = 0.5;
+export const IN_FLIGHT_VS_BATCHED_TARGET = 0.8;
+export const WORKERS8_VS_RAW1_TARGET = 2;
+export const WORKERS8_VS_RAW8_TARGET = 0.25;
+
 const FULL: BenchSizes = {
   label: 'full',
   sequentialFull: 10_000,

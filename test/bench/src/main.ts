@@ -1,7 +1,16 @@
 import { join } from 'node:path';
 import { benchConcurrentAppends, benchSequentialAppends } from './append-bench.js';
 import { benchConcurrentClaims } from './claim-bench.js';
-import { benchSizes, countLabel, IN_FLIGHT } from './config.js';
+import {
+  benchSizes,
+  countLabel,
+  EMMETT_TARGET,
+  IN_FLIGHT,
+  IN_FLIGHT_VS_BATCHED_TARGET,
+  WORK_TARGET,
+  WORKERS8_VS_RAW1_TARGET,
+  WORKERS8_VS_RAW8_TARGET,
+} from './config.js';
 import { probeCommitMicros } from './disk-probe.js';
 import { benchVersusEmmett } from './emmett-bench.js';
 import { benchInFlightVsBatched } from './group-commit-bench.js';
@@ -19,13 +28,8 @@ const APPEND_TARGET = 0.6;
 const GROUP_COMMIT_TARGET = 3;
 const REBUILD_TARGET = 0.5;
 const RSS_TARGET = 1.25;
-const WORK_TARGET = 0.5;
-const WORKERS8_VS_RAW1_TARGET = 2;
-const WORKERS8_VS_RAW8_TARGET = 0.25;
-const IN_FLIGHT_VS_BATCHED_TARGET = 0.8;
 const LOOP_DELAY_P99_MS = 50;
 const OPEN_AFTER_HOST_TARGET = 1.2;
-const EMMETT_TARGET = 3;
 
 function log(line: string): void {
   console.log(`[bench] ${line}`);
