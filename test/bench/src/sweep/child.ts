@@ -11,7 +11,8 @@ export interface SweepPoint {
   readonly delayUs: number;
   /** The disk probe: a one-row `FULL` commit, median, µs (the latency the rows actually saw). */
   readonly probeUs: number;
-  readonly emmett: number;
+  /** Null when Emmett could not run here (it rides on the native `sqlite3` package; main.ts says why). */
+  readonly emmett: number | null;
   readonly oneWorker: number;
   readonly inFlight: number;
   readonly workers8: number;
@@ -26,14 +27,17 @@ export interface SweepPoint {
 async function main(): Promise<void> {
   const sizes = benchSizes();
   const probeUs = await probeCommitMicros();
-  const em = await benchVersusEmmett(sizes.sequentialFull, sizes.streams);
+  const em = await benchVersusEmmett(sizes.sequentialFull, sizes.streams).catch((err: unknown) => {
+    console.error(`Emmett SQLite could not run here: ${(err as Error).message}`);
+    return undefined;
+  });
   const one = await benchClaimSucceed(sizes.workItems, sizes.workWarmup);
   const inFlight = await benchInFlightVsBatched(sizes.concurrentRounds);
   const burst = await benchConcurrentClaims(sizes.workItems, sizes.workWarmup);
   const point: SweepPoint = {
     delayUs: Number(process.env.FSYNC_DELAY_US ?? 0),
     probeUs,
-    emmett: em.store / em.emmett,
+    emmett: em ? em.store / em.emmett : null,
     oneWorker: one.store / one.raw,
     inFlight: inFlight.store / inFlight.raw,
     workers8: burst.workers8 / burst.raw1,

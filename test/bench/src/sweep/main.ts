@@ -66,7 +66,8 @@ function measure(shim: string, tmp: string, delayUs: number, size: string): Swee
   return JSON.parse(last) as SweepPoint;
 }
 
-const cell = (ratio: number, target: number) => `${ratio.toFixed(2)}${ratio >= target ? ' met' : ''}`;
+const cell = (ratio: number | null, target: number) =>
+  ratio === null ? 'not measured' : `${ratio.toFixed(2)}${ratio >= target ? ' met' : ''}`;
 
 function formatPoints(points: readonly SweepPoint[]): string {
   const header = [
