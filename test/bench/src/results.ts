@@ -62,9 +62,18 @@ export function formatTable(results: readonly BenchResult[]): string {
     r.target === undefined ? '' : `${r.name.endsWith('(ratio <= target)') ? '<=' : '>='} ${r.target}`,
     r.met === undefined ? '' : r.met ? 'yes' : 'NO',
   ]);
+  return alignedTable(header, rows, [0, 2]);
+}
+
+/** Rows of cells as a text table: each column as wide as its widest cell, right-aligned but the `left` ones. */
+export function alignedTable(
+  header: readonly string[],
+  rows: readonly (readonly string[])[],
+  left: readonly number[] = [],
+): string {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));
   const line = (cells: readonly string[]) =>
-    cells.map((c, i) => (i === 0 || i === 2 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
+    cells.map((c, i) => (left.includes(i) ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
   return [line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
 }
 

@@ -147,7 +147,6 @@ export async function benchStartup(
   }
 }
 
-/** A row for reference: the wall time and its ratio to the baseline, no target. */
 /** The host's `slot module …` log records (serve --log-json). */
 function slotLines(stderr: string): SlotModuleLine[] {
   const lines: SlotModuleLine[] = [];

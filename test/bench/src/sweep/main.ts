@@ -8,6 +8,7 @@ import {
   WORKERS8_VS_RAW1_TARGET,
   WORKERS8_VS_RAW8_TARGET,
 } from '../config.js';
+import { alignedTable } from '../results.js';
 import type { SweepPoint } from './child.js';
 
 /**
@@ -90,9 +91,7 @@ function formatPoints(points: readonly SweepPoint[]): string {
     p.workers8NoFsync.toFixed(2),
     cell(p.workers8VsRaw8, WORKERS8_VS_RAW8_TARGET),
   ]);
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const line = (cells: readonly string[]) => cells.map((c, i) => c.padStart(widths[i]!)).join('  ');
-  return [line(header), ...rows.map(line)].join('\n');
+  return alignedTable(header, rows);
 }
 
 function main(): void {
