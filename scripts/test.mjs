@@ -55,7 +55,7 @@ for (const p of tested) {
   for (const f of r.testResults ?? []) {
     for (const a of f.assertionResults ?? []) {
       if (a.status !== 'failed') continue;
-      const why = firstLines((a.failureMessages ?? []).join('\n'), 16);
+      const why = firstLines((a.failureMessages ?? []).join('\n'), 32);
       problems.push(`${relative(root, f.name)} > ${a.fullName ?? a.title}\n      ${why}`);
     }
   }

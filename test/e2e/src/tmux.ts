@@ -10,6 +10,14 @@ const CI_VARIABLES = ['CI', 'CONTINUOUS_INTEGRATION', 'BUILD_NUMBER', 'RUN_ID'];
 
 const quote = (s: string) => `'${s.replaceAll("'", `'\\''`)}'`;
 
+export interface TmuxTerminalOptions {
+  /**
+   * Reads what the program shows as typed so far (its input box) off the screen: {@link TmuxTerminal.submit}
+   * then presses Enter only once the text is shown there.
+   */
+  readonly inputBox?: (screen: string) => string | undefined;
+}
+
 /**
  * A terminal program in a detached tmux session on a private server (`tmux -L`): keys in with `send-keys`,
  * the screen out with `capture-pane`. After the program exits its pane shows `[exit N]`.
@@ -22,6 +30,7 @@ export class TmuxTerminal {
     command: readonly string[],
     env: Readonly<Record<string, string>>,
     cwd: string,
+    private readonly options: TmuxTerminalOptions = {},
   ) {
     this.socket = `demiurge-test-${process.pid}-${name}`;
     const vars = Object.entries(env).map(([k, v]) => `${k}=${quote(v)}`);
@@ -41,10 +50,18 @@ export class TmuxTerminal {
     return this.tmux(['capture-pane', '-p', '-J', '-S', '-2000', '-t', this.name]);
   }
 
-  /** Types text (literally), then Enter as its own key so the TUI reads it as a submit, not a pasted newline. */
+  /**
+   * Types text (literally), then Enter as its own key so the program reads it as a submit, not as a pasted
+   * newline. A program that reads the text and the Enter in one read sees `text\r`, one paste (Ink's input
+   * does), so Enter waits until the input box shows the text (with {@link TmuxTerminalOptions.inputBox}; a
+   * program busy past a fixed pause, a freshly started one under load, would otherwise read both at once),
+   * else 400 ms.
+   */
   async submit(text: string): Promise<void> {
     this.tmux(['send-keys', '-t', this.name, '-l', text]);
-    await sleep(400);
+    const { inputBox } = this.options;
+    if (inputBox) await this.waitFor((screen) => inputBox(screen) === text, 15_000);
+    else await sleep(400);
     this.tmux(['send-keys', '-t', this.name, 'Enter']);
   }
 
@@ -67,6 +84,47 @@ export class TmuxTerminal {
       `the terminal never showed ${String(test)} in ${timeoutMs} ms; its last lines:\n${lines.slice(-12).join('\n')}` +
         `\n--- the whole screen ---\n${screen}`,
     );
+  }
+
+  /**
+   * The pane's processes, its program and every descendant, one per line with pid, state, kernel wait channel,
+   * CPU time and command (`ps`): what a program that stopped answering is doing. Says why when it cannot.
+   */
+  processes(): string[] {
+    try {
+      return this.processTree().map(({ line }) => line.slice(0, 220));
+    } catch (error) {
+      return [`(the pane's processes could not be listed: ${(error as Error).message.split('\n')[0]})`];
+    }
+  }
+
+  /** The pid of the pane's process whose command line matches `command`; throws when there is none. */
+  pidOf(command: RegExp): number {
+    const found = this.processTree().find(({ args }) => command.test(args));
+    if (!found) throw new Error(`no process of the terminal ${this.name} runs ${String(command)}`);
+    return found.pid;
+  }
+
+  private processTree(): { pid: number; args: string; line: string }[] {
+    const root = Number(this.tmux(['list-panes', '-t', this.name, '-F', '#{pane_pid}']).trim());
+    const rows = execFileSync('ps', ['-e', '-o', 'pid=,ppid=,stat=,wchan:24=,time=,args='], { encoding: 'utf8' })
+      .split('\n')
+      .filter((line) => line.trim() !== '')
+      .map((raw) => {
+        const line = raw.trim();
+        const fields = line.split(/\s+/);
+        return { line, pid: Number(fields[0]), ppid: Number(fields[1]), args: fields.slice(5).join(' ') };
+      });
+    const inTree = new Set([root]);
+    for (let grew = true; grew; ) {
+      grew = false;
+      for (const { pid, ppid } of rows) {
+        if (inTree.has(pid) || !inTree.has(ppid)) continue;
+        inTree.add(pid);
+        grew = true;
+      }
+    }
+    return rows.filter(({ pid }) => inTree.has(pid));
   }
 
   close(): void {

@@ -55,6 +55,20 @@ function saidBy(screen: string, label: string, text: string): boolean {
   return lines.some((line, i) => line === text && lines.slice(Math.max(0, i - 3), i).includes(label));
 }
 
+/**
+ * The TUI's input box: the text after its `message` label on the last such line of the screen (earlier frames
+ * may be in the scrollback); '' while it shows its placeholder.
+ */
+function inputBox(screen: string): string | undefined {
+  const line = screen
+    .split('\n')
+    .filter((l) => /^message\s/.test(l))
+    .at(-1);
+  if (line === undefined) return undefined;
+  const text = line.slice('message'.length).trim();
+  return text === 'Message demiurge, or type /help' ? '' : text;
+}
+
 describe.skipIf(skipReason !== undefined)('the original Demiurge TUI against this host (tmux)', () => {
   const home = tempHome();
   const workspace = join(home.path, 'ws');
@@ -68,6 +82,7 @@ describe.skipIf(skipReason !== undefined)('the original Demiurge TUI against thi
       [process.execPath, cliBin, 'tui', '--client', client, '--home', home.path, ...extra],
       { DEMIURGE_TUI_GATEWAY_TRACE: trace, TERM: 'xterm-256color' },
       workspace,
+      { inputBox },
     );
   const frames = () =>
     existsSync(trace)
@@ -165,22 +180,61 @@ describe.skipIf(skipReason !== undefined)('the original Demiurge TUI against thi
     await tui.waitFor(/tsk_\w+\s+terminal\.exec\s+active\s+/);
   });
 
-  /** `/exit` once the host is idle; a failure names the last frames the client received. */
+  /**
+   * `/exit` once the host is idle. A failure says, in this order (a log may keep only a failure's first lines):
+   * the screen's last lines (the input box, the footer, a notice of the gateway's), the pane's processes (alive?
+   * blocked where?), the last frames the client received, then the whole screen.
+   */
   const exitZero = async () => {
     await tui.waitFor(/fake:fake-1 · idle/);
     await tui.submit('/exit');
     await tui.waitFor(/\[exit 0\]/, 30_000).catch((err: Error) => {
+      const processes = tui.processes();
       const last = frames()
-        .slice(-6)
-        .map((f) => JSON.stringify(f).slice(0, 200));
-      // Before the screen: a log may keep only a failure's first lines.
-      const [first, ...screen] = err.message.split('\n');
-      throw new Error([first, '--- the last frames the client received:', ...last, ...screen].join('\n'));
+        .slice(-4)
+        .map((f) => JSON.stringify(f).slice(0, 160));
+      const [head = '', ...rest] = err.message.split('\n');
+      const first = head.replace(/; its last lines:$/, '.');
+      const whole = rest.indexOf('--- the whole screen ---');
+      const bottom = tui
+        .screen()
+        .split('\n')
+        .filter((line) => line.trim() !== '')
+        .slice(-8);
+      throw new Error(
+        [
+          first,
+          '--- the screen now ends:',
+          ...bottom,
+          "--- the pane's processes (pid ppid state wchan cpu command):",
+          ...processes,
+          '--- the last frames the client received:',
+          ...last,
+          ...(whole >= 0 ? rest.slice(whole) : rest),
+        ].join('\n'),
+      );
     });
   };
 
-  it('/exit exits 0', async () => {
-    await exitZero();
+  it('/exit exits 0, typed while the client is stopped for a moment', async () => {
+    // As a loaded machine stalls it: the text and the Enter would then reach it in one read, a paste with a
+    // newline and no submit (CI saw this), were Enter not pressed only once the input box shows the text.
+    const clientPid = tui.pidOf(/entry\.js$/);
+    const resume = () => {
+      try {
+        process.kill(clientPid, 'SIGCONT');
+      } catch {
+        // It has exited.
+      }
+    };
+    process.kill(clientPid, 'SIGSTOP');
+    const timer = setTimeout(resume, 1_000);
+    try {
+      await exitZero();
+    } finally {
+      clearTimeout(timer);
+      resume();
+    }
   });
 
   it('a restart with the session in the config shows its history', async () => {
