@@ -169,6 +169,7 @@ describe.skipIf(skipReason !== undefined)('the original Demiurge TUI against thi
     await tui.waitFor(/fake:fake-1 · idle/);
     expect(tui.screen()).not.toMatch(/\[exit \d+\]/);
     tui.key('C-u'); // the client's input box also took the "c" of Ctrl-C
+    await tui.waitFor((s) => inputBox(s) === ''); // read on its own, not with the next test's keys
   });
 
   it('/tasks lists the detached task the model started', async () => {
