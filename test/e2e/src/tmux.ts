@@ -1,4 +1,5 @@
 import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 
 /** Whether tmux is installed (the TUI tests are skipped, saying so, when it is not). */
 export function hasTmux(): boolean {
@@ -88,7 +89,8 @@ export class TmuxTerminal {
 
   /**
    * The pane's processes, its program and every descendant, one per line with pid, state, kernel wait channel,
-   * CPU time and command (`ps`): what a program that stopped answering is doing. Says why when it cannot.
+   * CPU time and command (/proc, else `ps`): what a program that stopped answering is doing. Says why when it
+   * cannot.
    */
   processes(): string[] {
     try {
@@ -105,16 +107,9 @@ export class TmuxTerminal {
     return found.pid;
   }
 
-  private processTree(): { pid: number; args: string; line: string }[] {
+  private processTree(): ProcessRow[] {
     const root = Number(this.tmux(['list-panes', '-t', this.name, '-F', '#{pane_pid}']).trim());
-    const rows = execFileSync('ps', ['-e', '-o', 'pid=,ppid=,stat=,wchan:24=,time=,args='], { encoding: 'utf8' })
-      .split('\n')
-      .filter((line) => line.trim() !== '')
-      .map((raw) => {
-        const line = raw.trim();
-        const fields = line.split(/\s+/);
-        return { line, pid: Number(fields[0]), ppid: Number(fields[1]), args: fields.slice(5).join(' ') };
-      });
+    const rows = existsSync('/proc/self/stat') ? procRows() : psRows();
     const inTree = new Set([root]);
     for (let grew = true; grew; ) {
       grew = false;
@@ -130,6 +125,46 @@ export class TmuxTerminal {
   close(): void {
     spawnSync('tmux', ['-L', this.socket, 'kill-server'], { stdio: 'ignore' });
   }
+}
+
+interface ProcessRow {
+  readonly pid: number;
+  readonly ppid: number;
+  readonly args: string;
+  /** pid, ppid, state, kernel wait channel, CPU time, command. */
+  readonly line: string;
+}
+
+/** Every process, from /proc (Linux: nothing to install). */
+function procRows(): ProcessRow[] {
+  const rows: ProcessRow[] = [];
+  for (const entry of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
+    try {
+      // `pid (comm) state ppid …`, utime and stime the 14th and 15th fields; comm may hold spaces.
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const [state = '?', ppid = '0', ...rest] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      const seconds = (Number(rest[9]) + Number(rest[10])) / 100; // clock ticks: 100 a second on Linux
+      const args = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0').filter(Boolean).join(' ');
+      const wchan = readFileSync(`/proc/${entry}/wchan`, 'utf8').trim() || '-';
+      const line = `${entry} ${ppid} ${state} ${wchan} ${seconds.toFixed(2)}s ${args}`;
+      rows.push({ pid: Number(entry), ppid: Number(ppid), args, line });
+    } catch {
+      // It exited while being read.
+    }
+  }
+  return rows;
+}
+
+/** Every process, from `ps` (where there is no /proc). */
+function psRows(): ProcessRow[] {
+  return execFileSync('ps', ['-e', '-o', 'pid=,ppid=,stat=,wchan:24=,time=,args='], { encoding: 'utf8' })
+    .split('\n')
+    .filter((line) => line.trim() !== '')
+    .map((raw) => {
+      const line = raw.trim();
+      const fields = line.split(/\s+/);
+      return { line, pid: Number(fields[0]), ppid: Number(fields[1]), args: fields.slice(5).join(' ') };
+    });
 }
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
